@@ -130,13 +130,23 @@ def _account(value: str) -> str:
 _SITE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}$")
 
 
+def _foreign_letter(value: str) -> str:
+    """The note naming the first letter of `value` outside A-Z and a-z (`ß`, `é`, `ク`):
+    job ids and paths carry site names in ASCII; '' when every letter is ASCII."""
+    letter = next((c for c in value if not c.isascii() and c.isalpha()), None)
+    if letter is None:
+        return ""
+    return (f" (it holds {letter!r}, {unicodedata.name(letter, 'a letter')}: the letters of "
+            "a site name are A-Z and a-z only)")
+
+
 def _site_name(value: str) -> str:
     if not _SITE_NAME.match(value):
         plain = unicodedata.normalize("NFKC", value)
         spaced = " (it starts or ends with a space: remove it)" \
             if value != value.strip() and _SITE_NAME.match(value.strip()) else \
             f" (it is written in look-alike letters: write {plain!r})" \
-            if plain != value and _SITE_NAME.match(plain) else ""
+            if plain != value and _SITE_NAME.match(plain) else _foreign_letter(value)
         raise ValueError(f"{_printable(repr(value))} is not a site name{spaced}: 1 to 63 "
                          "letters, digits, _ . -, not starting with . or - (it becomes part "
                          "of job ids SITE:ID and of paths)")
@@ -1523,6 +1533,12 @@ def _explain(err: Any) -> str:
                 said = said or _SITE_ELSEWHERE.get(key.lower())
             if said is not None:  # a password, a token written out: never kept here
                 return f"unknown key: {said}"
+            bare = key.strip().rstrip(":").strip()
+            if bare != key and bare in keys:  # `'scheduler ': x`, `scheduler:: x`
+                extra = "a space inside its quotes" if key.strip() != key else \
+                    f"a colon of its own (`{bare}::` or inside quotes)"
+                return (f"unknown key: {_printable(repr(key))} is {bare} with {extra}, "
+                        f"which YAML keeps in the key: write {bare}: VALUE")
             meant = (model is TransportConfig and {"type": "kind", "protocol": "kind",
                                                    "method": "kind"}.get(key.lower())) \
                 or _KEY_SYNONYMS.get(key.lower())
@@ -1612,6 +1628,11 @@ def _explain(err: Any) -> str:
     if kind == "list_type" and isinstance(given, (str, dict)):
         shape = "one value" if isinstance(given, str) else "a mapping"
         return f"{msg}, got {shape} (write a list: [a, b], or one `- a` per line)"
+    if given is None and not isinstance(err["loc"][-1] if err["loc"] else 0, int) and kind in (
+            "bool_type", "float_type", "int_type", "dict_type", "model_type",
+            "model_attributes_type", "literal_error"):  # `speed_factor:`, `transport: ~`
+        msg = re.sub(r" or instance of \w+", "", msg).replace("dictionary", "mapping")
+        return f"{msg}, got nothing: the key has no value ({_default_of(err['loc'])})"
     if kind in ("bool_type", "bool_parsing"):
         return f"{msg} (true or false)"
     if kind in ("int_parsing", "int_type", "int_from_float", "float_parsing", "float_type",
@@ -1635,6 +1656,19 @@ def _explain(err: Any) -> str:
                     "with its keys (scheduler, transport...) under it")
         return f"{msg} (a mapping of key: value lines)"
     return msg
+
+
+def _default_of(loc: tuple[Any, ...]) -> str:
+    """What to do for a key written with no value at `loc`: its default, where it has one."""
+    model = _model_at(tuple(loc[:-1]))
+    field = model.model_fields.get(str(loc[-1])) if model is not None else None
+    if field is None or field.is_required():
+        return "write its value after the colon"
+    if field.default_factory is not None:
+        return "write its value after the colon, or leave the key out"
+    shown = str(field.default).lower() if isinstance(field.default, bool) else \
+        repr(field.default)
+    return f"write its value after the colon, or leave the key out for its default, {shown}"
 
 
 # what other names for a scheduler or a transport kind mean here
@@ -1843,6 +1877,17 @@ def load_config(path: str | Path | None = None) -> FederationConfig:
         raise BadInput(f"{e}{hint}") from None
 
 
+def _broken_link(p: Path) -> str | None:
+    """The missing file a symbolic link at `p` (or at one of the links it leads through)
+    points to, as the link says it; None when `p` is no link left dangling."""
+    seen: set[Path] = set()
+    while p.is_symlink() and p not in seen:
+        seen.add(p)
+        target = Path(os.readlink(p))
+        p = target if target.is_absolute() else p.parent / target
+    return None if not seen or p.exists() or p.is_symlink() else str(p)
+
+
 def _load_config(path: str | Path | None, read: list[str]) -> FederationConfig:
     """load_config's work; `read` gets the file's text once YAML has read it."""
     # `~/` expanded as the shell would (`--config=~/sites.yaml` reaches us unexpanded)
@@ -1853,6 +1898,10 @@ def _load_config(path: str | Path | None, read: list[str]) -> FederationConfig:
         raw = strict_load(text)
         read.append(text)
     except FileNotFoundError:
+        if (broken := _broken_link(p)) is not None:
+            raise BadInput(f"sites file {p} is a symbolic link to {broken}, which does not "
+                           "exist (point the link at the sites file: ln -sfn FILE "
+                           f"{p}, or give --config FILE)") from None
         raise BadInput(
             f"sites file {p} not found (give --config FILE or set DIAMOND_CONFIG;"
             " `diamond testbed up` writes one)"

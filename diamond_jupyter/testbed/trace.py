@@ -87,6 +87,11 @@ SWF_STATUS = frozenset((-1, 0, 1, *PARTIAL_STATUS, 5))  # field 11's values in t
 # else than the jobs do (nodes of several processors): a log's own rounding of times
 # overlaps a few jobs by seconds, a few percent at most
 HEADER_SHORT = 1.1
+# A MaxProcs header this many times what the log's jobs ever held at once, over at least
+# HEADER_LONG_JOBS jobs that ran from known starts, is said: a typo or a header copied from
+# another log, or a grid's log of a few of its jobs (LCG's), which the replay thins to little
+HEADER_LONG = 100
+HEADER_LONG_JOBS = 100
 # Jobs counted in nodes on a machine whose header gives MaxProcs = k x MaxNodes: no job and
 # no moment over MaxNodes, and a moment at least this full of it
 NODE_FILL = 0.75
@@ -1652,8 +1657,10 @@ def _machine_procs(header: dict[str, int], t: JobTable, notes: list[str],
     MaxProcs = k x MaxNodes whose jobs never held more than MaxNodes, and filled at least
     `NODE_FILL` of it, counts its jobs in nodes (a Blue Gene's partitions): MaxNodes. Without
     MaxProcs (MaxNodes alone, its nodes of several sizes, or no header), at least what the
-    jobs used at once. A request that never ran (cancelled, or refused as larger than the
-    machine) says nothing of the machine. A header note that says sizes count nodes
+    jobs used at once. A MaxProcs `HEADER_LONG` times what `HEADER_LONG_JOBS` or more jobs
+    that ran ever held at once is kept, and said. A request that
+    never ran (cancelled, or refused as larger than the machine) says nothing of the
+    machine. A header note that says sizes count nodes
     (`said_nodes`, its text) makes the machine MaxNodes where the jobs fit in it."""
     largest = max((p for r, p in zip(t.run, t.procs, strict=True) if r > 0 and p > 0),
                   default=0)
@@ -1674,6 +1681,15 @@ def _machine_procs(header: dict[str, int], t: JobTable, notes: list[str],
         notes.append(f"the log's jobs held up to {known} processors at once, its header "
                      f"says MaxProcs {procs}: the machine is taken to have {max(known, largest)}")
         return max(known, largest)
+    ran = sum(1 for r, p, w in zip(t.run, t.procs, t.wait, strict=True)
+              if r > 0 and p > 0 and w >= 0)
+    if only and ran >= HEADER_LONG_JOBS and max(known, largest) * HEADER_LONG < procs:
+        held = max(known, largest)
+        notes.append(f"the log's header says MaxProcs {procs}, but its {ran} jobs that ran "
+                     f"never held more than {held} processors at once ({held / procs:.2%} "
+                     "of it): the machine is kept at the header's size, so a replay loads "
+                     "the site with little or nothing (if the header is a typo or another "
+                     f"log's, correct its MaxProcs line; the jobs need {held})")
     if nodes and nodes < procs and largest <= nodes and NODE_FILL * nodes < known <= nodes:
         notes.append(f"the log's jobs never held more than {known} at once, within its "
                      f"MaxNodes {nodes} (MaxProcs {procs}): sizes are counted in nodes, "

@@ -2586,6 +2586,9 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                 rate = data.bandwidth_mbps.get((src, cfg.name)) or mbps
                 stage += nbytes * 8 / (rate * 1e6)
     sizes = [n for n in nodes if n.name in members.get(pname, []) and n.name in fit]
+    if _task_spread(req, spreads):  # billed on the nodes that hold its share of a node
+        sizes = [n for n in sizes if n.cpus >= req.cpn and n.gpus >= req.gpn
+                 and (not n.memory_mb or n.memory_mb >= req.mem)] or sizes
     share = 1.0
     if not req.whole and sizes:
         small = min(sizes, key=lambda n: (n.cpus, n.gpus, n.memory_mb))

@@ -1648,6 +1648,9 @@ class Node(_Model):
     # memory its running jobs hold (Slurm AllocMem), MB: a job asking more than what is
     # left waits for them
     memory_allocated: int = 0
+    # the snapshot gives the node's memory but not what its jobs hold (sinfo alone, a
+    # scontrol without AllocMem): `memory_allocated` 0 says nothing then
+    memory_allocated_unknown: bool = False
     # Grid Engine host consumables (`qhost -F`'s hc: values) by complex name: what is left
     # now and what the host has (left plus what its running jobs asked: qstat -r), in
     # the complex's own units (bytes for a memory complex); None: not reported

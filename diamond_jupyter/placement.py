@@ -846,10 +846,15 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     site_arch = metadata_arch(cfg.metadata.get("architecture"))
     words = words_of(cfg.scheduler, cfg.flavor)  # reasons in the site's scheduler's names
     packed = spec.metadata.get("pbs_select_chunks") if cfg.scheduler == "pbs" else None
-    reasons, fit = node_checks(req, nodes, site_arch, words=words, shape=(
-        f"select={packed['raw']}, place=pack" if isinstance(packed, dict) else None))
+    # tasks over any nodes: a node takes part if it holds one of them (how many each holds
+    # is the simulation's)
+    task = _task_spread(req, _spreads(cfg, spec))
+    need = _one_node(req, _spreads(cfg, spec)) if task else req
+    reasons, fit = node_checks(need, nodes, site_arch, words=words, shape=(
+        f"select={packed['raw']}, place=pack" if isinstance(packed, dict) else None),
+        task=task)
     if reasons and not isinstance(packed, dict):
-        named = _named_partitions_misses(spec, snap, nodes, req, site_arch, words)
+        named = _named_partitions_misses(spec, snap, nodes, need, site_arch, words, task)
         if (named and named[0].partition(": ")[2] != "; ".join(reasons)) or len(named) > 1:
             reasons = named  # its partitions' nodes say otherwise than the site's: theirs
     reasons += global_misses(req, snap.global_consumables_total)
@@ -1078,10 +1083,12 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         # nodes for MaxMemPerCPU's extra CPUs) is judged on them anew; otherwise among the
         # nodes that hold the site-wide request
         thinner = reqs[p.name].cpn < req.cpn or reqs[p.name].mem < req.mem
+        task_p = _task_spread(reqs[p.name], spreads)
         fits[p.name] = fit if reqs[p.name] == req or chunks is not None else node_checks(
-            reqs[p.name], [n for n in nodes if n.name in members.get(p.name, []) and
-                           (n.name in fit or thinner) and n.name not in req.exclude],
-            site_arch, whole_site=False, words=words)[1] if fit else set()
+            _one_node(reqs[p.name], spreads) if task_p else reqs[p.name],
+            [n for n in nodes if n.name in members.get(p.name, []) and
+             (n.name in fit or thinner) and n.name not in req.exclude],
+            site_arch, whole_site=False, words=words, task=task_p)[1] if fit else set()
         if queue_consumables:  # Grid Engine queue consumables (qc:)
             queue_fits[p.name] = qf = queue_consumable_fit(
                 _one_node(reqs[p.name], spreads), p, members.get(p.name, []), nodes, snap,
@@ -1336,7 +1343,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                     and n.name not in out and n.name not in unreserved]
             # an LSF job's own select[] (or -m) already left some out: said of the others
             kept = [n for n in left if n.name in fit] if cfg.scheduler == "lsf" else []
-            missed = partition_misses(req, kept or left, site_arch, words) if left else \
+            task = _task_spread(req, spreads)
+            missed = partition_misses(_one_node(req, spreads) if task else req, kept or left,
+                                      site_arch, words, task) if left else \
                 f"no {words.node} left"
             if unreserved:
                 missed = (f"{missed}; " if left else "") + f"not in reservation " \
@@ -1778,9 +1787,11 @@ def _exclusive_kind(spec: JobSpec) -> str | None:
 
 
 def _named_partitions_misses(spec: JobSpec, snap: SiteSnapshot, nodes: list[Node], req: Req,
-                             site_arch: str | None, words: Words) -> list[str]:
+                             site_arch: str | None, words: Words, task: bool = False
+                             ) -> list[str]:
     """Why no node can run the job, said of the partitions it names alone (their nodes,
-    not the site's largest elsewhere); [] where it names none, or one not here."""
+    not the site's largest elsewhere); [] where it names none, or one not here. `task`:
+    `req` is one task of tasks that go over any nodes (`node_checks`)."""
     if not spec.queue or not snap.partitions:
         return []
     names = [q.strip() for q in spec.queue.split(",") if q.strip()]
@@ -1793,7 +1804,8 @@ def _named_partitions_misses(spec: JobSpec, snap: SiteSnapshot, nodes: list[Node
         mine = [n for n in nodes if n.name in members.get(name, [])]
         if not mine:
             return []
-        out.append(f"{words.where(name)}: {partition_misses(req, mine, site_arch, words)}")
+        out.append(f"{words.where(name)}: "
+                   f"{partition_misses(req, mine, site_arch, words, task)}")
     return out
 
 
@@ -2076,7 +2088,8 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
              if (room := memory_room(n, spreads, reqs[good[0].name])) is not None}
     # a spread job's tasks each node's free memory holds now (where the snapshot says)
     task_fit = (reqs[good[0].name].cpt, reqs[good[0].name].gpt,
-                {h: free // task_mem for h, (free, _) in rooms.items()}) if task_mem else None
+                {h: free // task_mem for h, (free, _) in rooms.items() if free is not None}
+                ) if task_mem else None
     host_short = set.intersection(*(consumables_short(_one_node(reqs[p.name], spreads), nodes)
                                     for p in good))
     views: dict[frozenset[str], tuple] = {}
@@ -2279,13 +2292,17 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
             if probe.spread and start is not None and len(probe.shares or ()) > 1 and not any(
                     n.startswith(SPREAD_NOTE_START) and f", {words.where(name)}," in n
                     for n in v.notes):  # over several nodes; the first (walltime) view's
-                unknown = [st.names[n] for n in sorted(probe.shares or ())
-                           if st.names[n] not in rooms] if task_mem else []
+                hosts = [st.names[n] for n in sorted(probe.shares or ())] if task_mem else []
+                unknown = [h for h in hosts if h not in rooms]
+                unheld = [h for h in hosts if h in rooms and rooms[h][0] is None]
                 v.notes.append(f"{SPREAD_NOTE_START}{spread_words(probe, st.names)}, "
                                f"{words.where(name)}, at +{hms(start)} (no node count "
                                "asked: its tasks go wherever room is" + (
                                    f"; memory unknown on {', '.join(unknown)}: its tasks "
-                                   "there counted by CPUs alone" if unknown else "") + ")")
+                                   "there counted by CPUs alone" if unknown else "") + (
+                                   f"; allocated memory unknown on {', '.join(unheld)}: its "
+                                   "tasks there counted by CPUs and the node's whole memory"
+                                   if unheld else "") + ")")
             if req.time_min is not None and req.time_min < probe.duration:
                 # --time-min: Slurm lowers the time limit, to no less than it, where that
                 # lets the job start sooner (a backfill gap shorter than its full limit)
@@ -2570,6 +2587,9 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                 rate = data.bandwidth_mbps.get((src, cfg.name)) or mbps
                 stage += nbytes * 8 / (rate * 1e6)
     sizes = [n for n in nodes if n.name in members.get(pname, []) and n.name in fit]
+    if _task_spread(req, spreads):  # billed on the nodes that hold its share of a node
+        sizes = [n for n in sizes if n.cpus >= req.cpn and n.gpus >= req.gpn
+                 and (not n.memory_mb or n.memory_mb >= req.mem)] or sizes
     share = 1.0
     if not req.whole and sizes:
         small = min(sizes, key=lambda n: (n.cpus, n.gpus, n.memory_mb))
@@ -2667,6 +2687,12 @@ def _one_node(req: Req, spreads: str) -> Req:
     return req
 
 
+def _task_spread(req: Req, spreads: str) -> bool:
+    """Whether a node takes part in the job if it holds one of its tasks: they go over any
+    nodes (`_spread`), with no feature count or alternative that every node must meet."""
+    return _spread(req, spreads) and not (counted_parts(req) or bracket_parts(req))
+
+
 def _task_memory(req: Req, spreads: str) -> int:
     """The memory (MB) each task of a spread job asks of the node it runs on (`--mem-per-cpu`,
     Grid Engine's h_vmem per slot); 0 where none is asked a task (Slurm's `--mem`, asked in
@@ -2676,15 +2702,18 @@ def _task_memory(req: Req, spreads: str) -> int:
     return _one_node(req, spreads).mem
 
 
-def memory_room(node: Node, spreads: str, req: Req) -> tuple[int, int] | None:
+def memory_room(node: Node, spreads: str, req: Req) -> tuple[int | None, int] | None:
     """A node's memory free now and in all (MB) as its scheduler counts it for the job:
     Slurm's RealMemory less AllocMem, Grid Engine's h_vmem consumable where the job asks
-    h_vmem; None where the snapshot does not say."""
+    h_vmem; None where the snapshot does not say; free now None where it gives the memory
+    but not what its jobs hold (`Node.memory_allocated_unknown`)."""
     if not node.memory_mb:
         return None
     if spreads == "sge" and not (req.mem_complex == "h_vmem"
                                  and "h_vmem" in (node.consumables_left or {})):
         return None
+    if node.memory_allocated_unknown and spreads == "slurm":
+        return None, node.memory_mb
     return max(0, node.memory_mb - node.memory_allocated), node.memory_mb
 
 

@@ -660,17 +660,20 @@ def most_gpus(spec: JobSpec, nodes: list[Node]) -> int:
 
 
 def partition_misses(req: Req, nodes: list[Node], site_arch: str | None,
-                     words: Words = SLURM_WORDS) -> str:
+                     words: Words = SLURM_WORDS, task: bool = False) -> str:
     """Why none of `nodes` (a partition's nodes that cannot run the job) hosts one node's
-    share of it, in one phrase ("needs 4 GPUs per node, largest node has 2")."""
-    found, _ = node_checks(req, nodes, site_arch, whole_site=False, words=words)
+    share of it, in one phrase ("needs 4 GPUs per node, largest node has 2"); `task`: as
+    `node_checks`'."""
+    found, _ = node_checks(req, nodes, site_arch, whole_site=False, words=words, task=task)
     return "; ".join(found) or "no single node meets all the requirements together"
 
 
 def node_checks(req: Req, nodes: list[Node], site_arch: str | None, *,
                 whole_site: bool = True, words: Words = SLURM_WORDS,
-                shape: str | None = None) -> tuple[list[str], set[str]]:
+                shape: str | None = None, task: bool = False) -> tuple[list[str], set[str]]:
     """Reasons no node can host one node's share of the job; names of nodes that can.
+    `task`: `req` is one task of a job whose tasks go over any nodes (a node takes part if
+    it holds one of them), said per task.
     `whole_site`: `nodes` are all the site's (features no node has are refused, as sbatch
     does); else a part of them (a partition's), judged node by node only. `words`: the
     site's scheduler's names; `shape`: how the job's script asks one node's share (PBS
@@ -680,6 +683,7 @@ def node_checks(req: Req, nodes: list[Node], site_arch: str | None, *,
         return ["no nodes reported"], set()
     has = "site has" if whole_site else f"its {words.node}s have"
     node = words.node
+    per = f"per task (its tasks go over any {node}s)" if task else f"per {node}"
     each: list[tuple[str, set[str]]] = []  # (what, the nodes that have it) of every check
 
     def check(pred: Any, reason: str, what: str = "") -> None:
@@ -748,7 +752,7 @@ def node_checks(req: Req, nodes: list[Node], site_arch: str | None, *,
               f"needs {quantity(req.gpn, 'GPU')} of type '{req.gpu_type}' per {node}, largest "
               f"{node} "
               f"has {max_g} of them" if req.gpu_type and all_g > max_g else
-              f"needs {quantity(req.gpn, 'GPU')} per {node}, largest {node} has {max_g}",
+              f"needs {quantity(req.gpn, 'GPU')} {per}, largest {node} has {max_g}",
               f"{quantity(req.gpn, 'GPU')}")
     def typed(n: Node, kind: str) -> int:  # its GPUs of that model, none of another's
         return gpus_of(n, kind) if any(gpu_matches(kind, m) for m in node_gpu_models(n)) else 0
@@ -793,12 +797,12 @@ def node_checks(req: Req, nodes: list[Node], site_arch: str | None, *,
               f"{req.cpn} {words.cpus}")
     else:
         check(lambda n: n.cpus >= req.cpn,
-              f"needs {req.cpn} {words.cpus} per {node}{split}, largest {node} has "
+              f"needs {req.cpn} {words.cpus} {per}{split}, largest {node} has "
               f"{max(n.cpus for n in nodes)}", f"{req.cpn} {words.cpus}")
     if req.mem:
         max_m = max(n.memory_mb for n in nodes)
         check(lambda n: not n.memory_mb or n.memory_mb >= req.mem,
-              f"needs {req.mem} MB memory per {node}, largest {node} has {max_m} MB",
+              f"needs {req.mem} MB memory {per}, largest {node} has {max_m} MB",
               f"{req.mem} MB memory")
     for field, least, option in req.node_minimums:
         known = [v for n in nodes if (v := getattr(n, field)) is not None]

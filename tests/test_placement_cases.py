@@ -555,4 +555,5 @@ def test_tasks_of_gpus_without_a_node_count_spread_over_nodes():
     v = only(run("#SBATCH -n 4\n#SBATCH --gpus-per-task=2", hera()), "hera", "gpu")
     assert v.billed_nodes == pytest.approx(2.0)
     p = run("#SBATCH -n 3\n#SBATCH --gpus-per-task=8", hera())
-    assert reasons(p, "hera") == "needs 8 GPUs per node, largest node has 4"
+    assert reasons(p, "hera") == \
+        "needs 8 GPUs per task (its tasks go over any nodes), largest node has 4"

@@ -268,7 +268,8 @@ def test_tasks_without_nodes_spread_to_hold_their_memory_per_cpu():
     assert p.verdict("ares").billed_nodes > 1.0  # not one node of 64 tasks
     assert p.verdict("hera").partition == "cpu"  # one 128-CPU 512000 MB node holds them
     p = run("#SBATCH -n 64\n#SBATCH --mem-per-cpu=300G")  # no node holds one task
-    assert reasons(p, "ares") == "needs 307200 MB memory per node, largest node has 256000 MB"
+    assert reasons(p, "ares") == "needs 307200 MB memory per task (its tasks go over any " \
+        "nodes), largest node has 256000 MB"
 
 
 def test_memory_per_gpu_times_the_gpus_of_a_node():

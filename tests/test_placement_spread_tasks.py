@@ -11,9 +11,21 @@ them. The Grid Engine cell is the recorded one (dn1 5 of 8 slots free, dn2 3).""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from test_placement_cases import NOW
-from test_placement_cases28 import _KINDS, notes, placed, running, starts_in, vega, waiting
+from test_placement_cases28 import (
+    _KINDS,
+    _node,
+    notes,
+    placed,
+    running,
+    slurm,
+    starts_in,
+    vega,
+    waiting,
+)
 from test_placement_cases29 import _cell
 
 
@@ -143,9 +155,16 @@ def test_memory_per_cpu_bounds_the_tasks_each_node_holds_now():
 
 
 def test_a_nodes_whole_memory_bounds_its_tasks_once_it_is_free():
-    """20 tasks of 30,000 MB take b01 and b02 (512,000 MB: 17 tasks each, though 128 CPUs)
-    when their jobs end at +8 h: 17 on b01 and 3 on b02, not all 20 on b01."""
+    """20 tasks of 30,000 MB: when a01-a04's jobs end at +6 h each holds 6 of them
+    (192,000 MB, though 48 CPUs): 6, 6, 6 and 2 over the four nodes batch allows a job, not
+    all 20 on a01. With the a-nodes excluded, b01 and b02 (512,000 MB: 17 tasks each, though
+    128 CPUs) take them when their jobs end at +8 h: 17 on b01 and 3 on b02."""
     p, said = placed("#SBATCH -p batch -n 20 --mem-per-cpu=30000 -t 2:00:00", _site({}))
+    assert starts_in(p) == 6, said
+    assert "20 tasks over a01 (6), a02 (6), a03 (6) and a04 (2), partition batch, " \
+        "at +6:00:00" in said
+    p, said = placed("#SBATCH -p batch -n 20 --mem-per-cpu=30000 -t 2:00:00 "
+                     "--exclude=a01,a02,a03,a04", _site({}))
     assert starts_in(p) == 8, said
     assert "20 tasks over b01 (17) and b02 (3), partition batch, at +8:00:00" in said
     assert "memory unknown" not in said
@@ -179,3 +198,68 @@ def test_grid_engine_h_vmem_left_on_each_host_bounds_its_slots():
     assert p.verdict("sge").estimated_start == NOW, said
     assert "spread: 6 tasks over dn1 (3) and dn2 (3), queue all.q, at +0:00:00 (no node " \
         "count asked: its tasks go wherever room is)" in said
+
+
+def _b_nodes_busy(*queued: str):
+    """vega with b01 and b02 (512,000 MB) each wholly held by one of bob's jobs to +8 h,
+    a01-a04 (48 CPUs, 192,000 MB) idle."""
+    return vega(running("201", "b01", 128, 8), running("202", "b02", 128, 8), *queued,
+                held={"b01": (128, 0), "b02": (128, 0)})
+
+
+def test_nodes_that_hold_one_task_but_not_all_take_part_under_memory_per_cpu():
+    """-n 8 --mem-per-cpu=30000 asks 240,000 MB were all 8 on one node, which only the
+    b-nodes have (512,000 MB); each idle a-node (192,000 MB) holds 6 of them: the tasks
+    start now over a01 (6) and a02 (2), not at +8 h when a b-node frees."""
+    p, said = placed("#SBATCH -p batch -n 8 --mem-per-cpu=30000 -t 2:00:00", _b_nodes_busy())
+    assert starts_in(p) == 0, said
+    assert "8 tasks over a01 (6) and a02 (2), partition batch, at +0:00:00" in said
+    p, said = placed("#SBATCH -p shared -n 8 --mem-per-cpu=30000 -t 2:00:00", _b_nodes_busy())
+    assert starts_in(p) == 0, said  # shared holds a-nodes only: no node holds all 8
+
+
+def test_a_task_no_node_holds_is_refused_per_task_in_explain():
+    """--mem-per-cpu=200000: not one task fits a 192,000 MB a-node, so partition shared
+    (a-nodes only) cannot run it, and explain says so of one task; batch's b-nodes hold
+    two each: the job runs there."""
+    p, said = placed("#SBATCH -p shared -n 2 --mem-per-cpu=200000 -t 2:00:00", vega())
+    v = p.verdict("vega")
+    assert not v.feasible, said
+    assert "needs 200000 MB memory per task (its tasks go over any nodes), largest node has " \
+        "192000 MB" in said
+    p, said = placed("#SBATCH -p batch -n 2 --mem-per-cpu=200000 -t 2:00:00", vega())
+    assert starts_in(p) == 0, said
+    assert "2 tasks over " not in said  # b01 holds both
+
+
+def _alloc_unknown(site, host: str, cpus_used: int):
+    """`site` with `host` (`cpus_used` of its CPUs allocated) read from a scontrol line
+    without AllocMem: its memory given, not what its jobs hold."""
+    cfg, snap = site
+    line = re.sub(r" AllocMem=[0-9]+", "", _node(host, cpus_used, 0, "MIXED"))
+    nodes = [slurm.parse_nodes(line)[0] if n.name == host else n for n in snap.nodes]
+    return cfg, snap.model_copy(update={"nodes": nodes})
+
+
+def test_allocated_memory_unknown_is_said_not_taken_as_all_free():
+    """a01's line has RealMemory (192,000 MB) but no AllocMem: what its job holds is unknown,
+    so its tasks of 30,000 MB are counted by its 5 free CPUs and its whole memory (6 tasks),
+    and the spread note says so; a02's known 102,000 MB free hold 3."""
+    site = _alloc_unknown(_site({"a01": 5, "a02": 3}), "a01", 43)
+    assert [n.memory_allocated_unknown for n in site[1].nodes if n.name in ("a01", "a02")] \
+        == [True, False]
+    p, said = placed("#SBATCH -p batch -n 6 --mem-per-cpu=30000 -t 2:00:00", site)
+    assert starts_in(p) == 0, said
+    assert "6 tasks over a01 (5) and a02 (1), partition batch, at +0:00:00 (no node count " \
+        "asked: its tasks go wherever room is; allocated memory unknown on a01: its tasks " \
+        "there counted by CPUs and the node's whole memory)" in said
+    p, said = placed("#SBATCH -p batch -n 6 --mem-per-cpu=30000 -t 2:00:00",
+                     _site({"a01": 5, "a02": 3}))
+    assert "allocated memory unknown" not in said and "a01 (3) and a02 (3)" in said
+
+
+def test_sinfo_nodes_give_memory_but_not_what_is_allocated():
+    """sinfo's %m is a node's memory; it prints nothing of what its jobs hold."""
+    nodes = slurm.parse_sinfo_nodes("a01|mixed|48|192000|(null)|anode|batch*|43/5/0/48|"
+                                    "2-00:00:00|1\n")
+    assert [(n.memory_mb, n.memory_allocated_unknown) for n in nodes] == [(192000, True)]

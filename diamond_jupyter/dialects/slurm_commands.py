@@ -896,6 +896,7 @@ class SlurmCommands(FailureReading, AccountingReach):
                 partitions=parts.split(",") if parts else [], architecture=clean(kv.get("Arch")),
                 gres=other_gres(kv.get("Gres")),
                 memory_allocated=known_count(kv.get("AllocMem")) or 0,
+                memory_allocated_unknown="AllocMem" not in kv,
                 threads_per_core=known_count(kv.get("ThreadsPerCore"), bits=16),
                 gpu_types=gpu_types(kv.get("Gres")),
                 sockets=known_count(kv.get("Sockets"), bits=16), weight=to_int(kv.get("Weight")),
@@ -938,7 +939,7 @@ class SlurmCommands(FailureReading, AccountingReach):
             node = nodes.setdefault(f[0], Node(
                 name=f[0], state=f[1], cpus=cpus, cpus_allocated=known_count(alloc) or 0,
                 memory_mb=memory_mb(f[3].strip().removesuffix("+")) or 0, gpus=gpus,
-                gpu_type=kind,
+                gpu_type=kind, memory_allocated_unknown=True,
                 features=[x for x in (clean(f[5]) or "").split(",") if x]))
             node.partitions.append(f[6].rstrip("*"))
         return list(nodes.values())

@@ -38,6 +38,8 @@ from outputs_helpers import (
     wrapped,
 )
 
+from diamond_jupyter.dialects.slurm_commands import SPECIAL_EXIT_HELD
+
 # -- Slurm ------------------------------------------------------------------------------------
 
 # squeue records of SQUEUE_FIELDS: states squeue rarely prints, a year's limit, 1024 nodes of a
@@ -319,7 +321,8 @@ OUTPUTS: list[tuple[str, object, object]] = [
     ("squeue: SPECIAL_EXIT waits with its reason; a year's limit; a Cyrillic name",
      lambda: [(j.state.value, j.name, j.walltime_s, j.reason, j.user)
               for j in slurm.parse_status(SQUEUE, [])][0],
-     ("PENDING", "расчёт", 365 * 86400, "launch failed requeued held", "ана")),
+     ("PENDING", "расчёт", 365 * 86400,
+      f"{SPECIAL_EXIT_HELD} (launch failed requeued held)", "ана")),
     ("squeue: STAGE_OUT runs; 1024 nodes of 1048576 CPUs; a day's run time",
      lambda: [(j.state.value, j.name, j.nodes, j.cpus, j.walltime_s, j.node_list, j.time_used_s)
               for j in slurm.parse_status(SQUEUE, [])][1],

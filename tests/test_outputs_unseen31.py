@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from outputs_helpers import (
     at,
     ended,
@@ -41,6 +42,9 @@ from outputs_helpers import (
     torque,
     wrapped,
 )
+
+from diamond_jupyter.dialects.reasons import says_held, scheduler_sentence
+from diamond_jupyter.dialects.slurm_commands import SPECIAL_EXIT_HELD
 
 # squeue (Slurm 20.11-24.05): rare states and an old-style per-node gres
 SQUEUE = "\n".join([
@@ -243,7 +247,7 @@ OUTPUTS: list[tuple[str, object, object]] = [
     ("squeue: REQUEUE_HOLD and SPECIAL_EXIT wait; STAGE_OUT still holds its node",
      lambda: squeue("native_id", "state", "native_state", "reason", "node_list")[3:6],
      [("6004", "PENDING", "REQUEUE_HOLD", "JobHeldAdmin", None),
-      ("6005", "PENDING", "SPECIAL_EXIT", None, None),
+      ("6005", "PENDING", "SPECIAL_EXIT", SPECIAL_EXIT_HELD, None),
       ("6006", "RUNNING", "STAGE_OUT", None, "c13")]),
     ("squeue: a throttled list array waits as one record under its expression",
      lambda: squeue("native_id", "state", "walltime_s", "reason")[6],
@@ -331,11 +335,12 @@ OUTPUTS: list[tuple[str, object, object]] = [
      [("6001", "PENDING", None, None),
       ("6002", "TIMEOUT", 137, "timeout: resource allocation expired"),
       ("6003", "COMPLETED", 0, None)]),
-    ("flux jobs: no duration is no limit; an expiration 2 h after the start; a segfault 139",
+    ("flux jobs: no duration is no limit; an expiration 2 h after the start; a segfault 139 "
+     "killed by signal 11",
      lambda: rows(flux.parse_status(FLUX_JOBS, []), "native_id", "state", "walltime_s",
-                  "exit_code")[3:],
-     [("6004", "RUNNING", None, None), ("6006", "RUNNING", 7200, None),
-      ("6005", "FAILED", None, 139)]),
+                  "exit_code", "reason")[3:],
+     [("6004", "RUNNING", None, None, None), ("6006", "RUNNING", 7200, None, None),
+      ("6005", "FAILED", None, 139, "killed by signal 11")]),
     # Grid Engine
     ("qstat -xml: dt being deleted; Rr on 64 slots of mpi.q; Eqw said; hRwq held",
      lambda: rows(sge.parse_status(QSTAT_XML, []), "native_id", "state", "partition", "cpus",
@@ -358,3 +363,30 @@ OUTPUTS: list[tuple[str, object, object]] = [
 
 
 test_output_read, test_the_sweep_has_twenty_outputs = sweep_output_tests(OUTPUTS)
+
+
+# ------------------------------------------ follow-ups: a flux signal, Slurm's SPECIAL_EXIT
+
+@pytest.mark.parametrize(("fields", "reason"), [
+    ({"waitstatus": 139, "returncode": 139}, "killed by signal 11"),  # SIGSEGV, core dumped
+    ({"waitstatus": 9}, "killed by signal 9"),
+    ({"signaled": 15, "returncode": 143}, "killed by signal 15"),
+    ({"waitstatus": 139 << 8, "returncode": 139}, None),  # the program's own exit(139)
+    ({"returncode": 139}, None),  # no wait status: an exit's 139 or a signal's, unsaid
+])
+def test_a_flux_job_killed_by_a_signal_says_which(fields: dict, reason: str | None):
+    """Before: flux's wait status gave exit 139 and no reason, unlike PBS and Grid Engine."""
+    job = {"id": 7001, "state": "INACTIVE", "result": "FAILED", "name": "j", **fields}
+    read = flux.parse_status(json.dumps({"jobs": [job]}), [])[0]
+    assert (read.state.value, read.reason) == ("FAILED", reason)
+    assert reason is None or scheduler_sentence(reason)  # the engine's words, not the job's
+
+
+def test_special_exit_says_it_is_held_and_what_frees_it():
+    """Before: SPECIAL_EXIT read as pending with no reason."""
+    read = slurm.parse_status(SQUEUE, [])[4]
+    assert read.native_state == "SPECIAL_EXIT" and says_held(read.reason), read.reason
+    assert "scontrol release" in (read.reason or "") and "special" in (read.reason or "")
+    json_read = slurm.parse_status_json(json.dumps({"jobs": [
+        {"job_id": 6005, "job_state": ["SPECIAL_EXIT"], "name": "se"}]}), [])[0]
+    assert json_read.reason == SPECIAL_EXIT_HELD

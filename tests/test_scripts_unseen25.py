@@ -411,7 +411,7 @@ def test_shell_text_in_values_stays_in_directives_quoted(target: str):
     script, warnings = translated(HERE, "slurm/option_injection_in_values.sbatch", target)
     body = [x for x in script.splitlines()[1:] if not x.startswith("#")]
     # (a PBS job starts in the home: the translation enters the submit directory first)
-    assert body == ['cd "$PBS_O_WORKDIR"'] * (target == "pbs") + [
+    assert body == ['cd "${PBS_O_WORKDIR:-.}"'] * (target == "pbs") + [
         "flux run hostname" if target == "flux" else "srun hostname"], body
     assert not any(x.startswith("#") and "-rf ~" in x for x in script.splitlines()) \
         or target == "slurm", script  # only its own sbatch gets the stray words back

@@ -29,6 +29,9 @@ directory, reached Grid Engine with `-cwd` (moved to the submit directory); now 
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -141,9 +144,10 @@ test_every_fixture_has_expectations, test_parse_values, test_translates_or_repor
 
 # ------------------------------------------ where the job starts: submit directory or home
 
-ENTER = 'cd "$PBS_O_WORKDIR"'
+ENTER = 'cd "${PBS_O_WORKDIR:-.}"'  # stays put where unset (Slurm's qsub wrapper)
+ENTER_CSH = 'cd "`printenv PBS_O_WORKDIR | grep . || echo .`"'  # csh has no :-
 SAID = ("starts it where it was submitted, PBS in the home directory): a cd "
-        '"$PBS_O_WORKDIR" line was added before the body')
+        '"${PBS_O_WORKDIR:-.}" line was added before the body')
 # (source, a script of it whose job runs where it was submitted, its first command ./after)
 WHERE_SUBMITTED = [
     ("slurm", "#!/bin/bash\n#SBATCH -t 60\n./after\n"),
@@ -197,12 +201,13 @@ def test_a_python_body_enters_the_submit_directory_too():
 
 @pytest.mark.parametrize("shell", ["/bin/tcsh", "/bin/csh", "/usr/bin/env zsh"])
 def test_a_csh_or_zsh_body_keeps_its_shell_and_reads_the_cd_itself(shell: str):
-    """csh reads `cd "$PBS_O_WORKDIR"` as sh does: the body runs as written, its shell
-    kept, not wrapped into a bash here-document."""
+    """The body runs as written, its shell kept, not wrapped into a bash here-document; csh
+    reads a line of its own (it has no `${VAR:-.}` and stops at an unset `$VAR`)."""
     script, _, _ = translate(f"#!{shell}\n#SBATCH -t 60\nsetenv A 1\n./after\n", "pbs",
                              "slurm")
     lines = script.splitlines()
-    assert lines[0] == f"#!{shell}" and lines[-3:] == [ENTER, "setenv A 1", "./after"], script
+    enter = ENTER if "zsh" in shell else ENTER_CSH
+    assert lines[0] == f"#!{shell}" and lines[-3:] == [enter, "setenv A 1", "./after"], script
 
 
 def test_a_pbs_job_reaches_grid_engine_in_the_home_not_with_cwd():
@@ -216,3 +221,70 @@ def test_a_pbs_job_reaches_grid_engine_in_the_home_not_with_cwd():
     for source, text in WHERE_SUBMITTED:  # the others still run where submitted
         script, _, _ = translate(text, "sge", source)
         assert "#$ -cwd" in directive_lines(script, "#$"), (source, script)
+
+
+# ------------------------------- the other way: a job PBS or Grid Engine started in the home
+
+HOME_ENTER = 'cd "$HOME"'
+STARTED_IN_HOME = [("pbs", "#!/bin/bash\n#PBS -l walltime=1:00:00\n./after\n"),
+                   ("sge", "#!/bin/bash\n#$ -l h_rt=3600\n./after\n")]
+
+
+@pytest.mark.parametrize("target", ["slurm", "lsf", "flux"])
+@pytest.mark.parametrize(("source", "text"), STARTED_IN_HOME, ids=["pbs", "sge"])
+def test_a_job_started_in_the_home_enters_it_where_jobs_start_where_submitted(
+        source: str, text: str, target: str):
+    """Before: `./after` ran in the submit directory under Slurm, LSF and Flux, unsaid."""
+    script, warnings, _ = translate(text, target, source)
+    body = [x for x in script.splitlines()[1:] if not x.startswith("#")]
+    assert body == [HOME_ENTER, "./after"], script
+    assert any(w.startswith("kept: the directory the job runs in") and "in the home" in w
+               and f"a {HOME_ENTER} line was added" in w for w in warnings), warnings
+
+
+@pytest.mark.parametrize("target", ["slurm", "lsf", "flux"])
+def test_a_home_job_that_enters_its_own_directory_or_names_one_gets_no_home_cd(target: str):
+    for text in ("#!/bin/bash\n#PBS -l walltime=1:00:00\ncd $PBS_O_WORKDIR\n./after\n",
+                 "#!/bin/bash\n#PBS -l walltime=1:00:00\ncd /scratch/run\n./after\n",
+                 "#!/bin/bash\n#$ -wd /scratch/run\n./after\n"):
+        script, warnings, _ = translate(text, target, "sge" if "#$" in text else "pbs")
+        assert HOME_ENTER not in script and not any("in the home" in w for w in warnings), \
+            script
+    for source, text in WHERE_SUBMITTED:  # started where submitted already: nothing added
+        script, _, _ = translate(text, target, source)
+        assert HOME_ENTER not in script, (source, script)
+
+
+@pytest.mark.parametrize("target", ["slurm", "lsf", "flux", "pbs"])
+def test_a_job_diamond_submits_runs_in_its_working_directory_with_no_cd(target: str):
+    """diamond's submit names every job's working directory (`Site.prepare`): the job runs
+    there under any scheduler, nothing added to move it."""
+    source, text = STARTED_IN_HOME[0] if target != "pbs" else WHERE_SUBMITTED[0]
+    spec = get_script_dialect(source).parse_script(text)
+    spec = spec.model_copy(update={"working_directory": "/scratch/run"})
+    rendered = get_script_dialect(target).render_script(spec)
+    assert HOME_ENTER not in rendered.script and "PBS_O_WORKDIR" not in rendered.script
+    assert "/scratch/run" in rendered.script, rendered.script
+    assert not any(w.startswith("kept: the directory the job runs in")
+                   for w in rendered.warnings), rendered.warnings
+
+
+@pytest.mark.parametrize("shell", [s for s in ("bash", "dash", "csh", "tcsh")
+                                   if shutil.which(s)])
+@pytest.mark.parametrize("workdir", [None, "", "sub dir"], ids=["unset", "empty", "set"])
+def test_the_pbs_cd_runs_in_sh_and_csh_where_the_variable_is_unset_or_empty(
+        shell: str, workdir: str | None, tmp_path: Path):
+    """Before: csh stopped at `cd "$PBS_O_WORKDIR"` where the variable is unset (Slurm's qsub
+    wrapper, the test bed's PBS door, sets none) or empty. Run by the real shell."""
+    csh = shell in ("csh", "tcsh")
+    script, _, _ = translate(f"#!/bin/{'tcsh' if csh else 'bash'} -u\n#SBATCH -t 60\n"
+                             "pwd\n", "pbs", "slurm")
+    (tmp_path / "sub dir").mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "PBS_O_WORKDIR"}
+    if workdir is not None:
+        env["PBS_O_WORKDIR"] = str(tmp_path / workdir) if workdir else ""
+    body = "\n".join(x for x in script.splitlines() if not x.startswith("#"))
+    ran = subprocess.run([shell, "-fc" if csh else "-uc", body], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.strip() == str(tmp_path / (workdir or "")).rstrip("/"), ran

@@ -49,6 +49,7 @@ from .outputs_common import (
     limit_count,
     load_json,
     parse_fsd,
+    signal_number,
     to_int,
     unread,
     user_filter,
@@ -115,6 +116,19 @@ def shell_oom(log_text: str) -> str | None:
     found = [m.group(1) for line in log_text.splitlines()
              if (m := _SHELL_OOM_LINE.fullmatch(line.strip()))]
     return found[-1] if found else None
+
+
+def _killed_by(job: dict[str, Any]) -> int | None:
+    """The signal that killed a finished job's program: its wait status's signal (139 is
+    signal 11, core dumped; an exit code's 139 is 139 << 8 there), or the `signaled` field's
+    number where flux prints one; None for a program that exited, or where flux says
+    neither (a return code of 139 alone may be an exit's)."""
+    status = job.get("waitstatus")
+    if isinstance(status, int) and not isinstance(status, bool) and status & 0x7F != 0x7F:
+        return signal_number(status & 0x7F)
+    signaled = job.get("signaled")
+    return signal_number(signaled) if isinstance(signaled, int) \
+        and not isinstance(signaled, bool) else None
 
 
 def _seconds(value: Any) -> float | None:
@@ -316,6 +330,8 @@ class FluxCommands(FailureReading, AccountingReach):
         exit_code = to_int(j.get("returncode"))
         if exit_code is None and isinstance(j.get("waitstatus"), int):
             exit_code = decode_wait_status(j["waitstatus"])
+        if reason is None and state == JobState.FAILED and (sig := _killed_by(j)):
+            reason = f"killed by signal {sig}"  # as PBS and Grid Engine say it
         estimate = j.get("t_estimate", sched.get("t_estimate"))
         if reason and reason.startswith("dependency: ") and isinstance(
                 j.get("dependencies"), list) \

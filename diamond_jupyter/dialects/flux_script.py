@@ -56,6 +56,7 @@ from .scripts_common import (
     placeholder_note,
     quote,
     socket_gpus_per_node,
+    start_directory,
     tokenize,
     unknown,
     whole_job_dependencies,
@@ -807,7 +808,9 @@ class FluxScript:
         hosts_said, hosts_read = render_named_hosts(spec, self.name, add)
         warnings += hosts_said + foreign_warnings(spec, self.name,
                                                   skip=signal_kept + hosts_read)
-        return Rendered(assemble(spec, lines, neutral_preamble(spec)), warnings)
+        enter, entered = start_directory(spec, self.name)  # a PBS job started in the home
+        return Rendered(assemble(spec, lines, neutral_preamble(spec), enter=enter),
+                        warnings + entered)
 
     @staticmethod
     def _render_per_node(r, tasks: int | None, add, warnings: list[str]) -> int:

@@ -71,6 +71,7 @@ from .scripts_common import (
     set_components,
     socket_gpus_per_node,
     split_variables,
+    start_directory,
     summed_totals,
     tokenize,
     unknown,
@@ -1054,8 +1055,9 @@ class LsfScript:
             carried.append((stdin[1].option, stdin[1].value))
         warnings += hosts_said + foreign_warnings(spec, self.name,
                                                   skip=carried + day_carried + hosts_read)
-        return Rendered(assemble(spec, lines, neutral_preamble(spec, variables_listed=True)),
-                        warnings)
+        enter, entered = start_directory(spec, self.name)  # a PBS job started in the home
+        preamble = neutral_preamble(spec, variables_listed=True)
+        return Rendered(assemble(spec, lines, preamble, enter=enter), warnings + entered)
 
 
     def _compound_text(self, spec: JobSpec, warnings: list[str]) -> str | None:

@@ -42,7 +42,6 @@ from .scripts_common import (
     cpu_time_limit,
     dependencies_for,
     describe_totals,
-    enters_a_directory,
     file_for_directory,
     fmt_hms,
     fmt_mem,
@@ -70,12 +69,12 @@ from .scripts_common import (
     placeholder_note,
     quote,
     read_array,
-    runs_where_submitted,
     set_components,
     set_output_path,
     sh_quote,
     socket_gpus_per_node,
     split_header,
+    start_directory,
     summed_totals,
     take_variables,
     tokenize,
@@ -1085,14 +1084,8 @@ class PbsScript:
             preamble.insert(0, f"cd {sh_quote(spec.working_directory)}")
             warnings.append(f"approximated: working directory {spec.working_directory} "
                             "(PBS Pro has no -d; a cd line was added before the body)")
-        enter = None
-        if not spec.working_directory and runs_where_submitted(spec) \
-                and not enters_a_directory(spec.script):
-            # PBS starts a job in the home directory; the job ran where it was submitted
-            enter = 'cd "$PBS_O_WORKDIR"'
-            warnings.append(f"kept: the directory the job runs in ({spec.source_dialect} "
-                            "starts it where it was submitted, PBS in the home directory): "
-                            'a cd "$PBS_O_WORKDIR" line was added before the body')
+        enter, entered = start_directory(spec, self.name, preamble)
+        warnings += entered
         warnings += launcher_only_warnings(r, flavor)
         lines += own_unknown_lines(spec, self.name, self.sentinel, _count,
                                    skip=lambda d: d.option.startswith(_SUB)

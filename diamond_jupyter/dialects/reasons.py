@@ -132,6 +132,7 @@ _LSF_HOSTS = re.compile(rf"(?P<why>.+?): (?:{_SLOTS['hosts']})")
 _FLUX = _compile([
     "timeout: resource allocation expired", "held (urgency 0)", "dependency: {deps}",
     "insufficient resources",  # fluxion's sched.reason_pending
+    "killed by signal {num}",  # its wait status's signal (flux_commands._killed_by)
     # a job killed at its memory limit: the dialect's words before the exception's type
     "out of memory: the job used more than the memory it was given (flux exception oom)",
     # the kernel's OOM killer, as flux-shell's oom plugin logs it in the job's stderr

@@ -1270,6 +1270,51 @@ def enters_a_directory(body: str | None) -> bool:
     return False
 
 
+# the line a PBS job enters its submit directory with: `${VAR:-.}` stays put where the
+# variable is unset (Slurm's qsub wrapper sets none; its job starts there already) and
+# under `set -u`; csh has no `:-` and stops at an unset `$VAR`, so it asks printenv
+_PBS_ENTER_SH = 'cd "${PBS_O_WORKDIR:-.}"'
+_PBS_ENTER_CSH = 'cd "`printenv PBS_O_WORKDIR | grep . || echo .`"'
+HOME_ENTER = 'cd "$HOME"'
+_DIALECT_NAMES = {"slurm": "Slurm", "pbs": "PBS", "lsf": "LSF", "flux": "Flux",
+                  "sge": "Grid Engine"}
+
+
+def csh_reads_enter(spec: JobSpec, preamble: list[str] | None) -> bool:
+    """Whether `assemble` puts its `enter` line where csh or tcsh reads it (the body's first
+    line), rather than in a preamble sh reads."""
+    return not preamble and not spec.environment.container_image \
+        and shell_program(spec.shell or "/bin/bash") in ("csh", "tcsh")
+
+
+def start_directory(spec: JobSpec, target: str, preamble: list[str] | None = None
+                    ) -> tuple[str | None, list[str]]:
+    """The `cd` line (for `assemble`'s `enter`) that starts the job, under `target`, in the
+    directory its own scheduler started it in, and the note saying so. Slurm, LSF, Flux and
+    Grid Engine's -cwd start a job where it was submitted, PBS Pro, Torque and Grid Engine
+    without -cwd in the home directory: a PBS translation enters $PBS_O_WORKDIR, a Slurm, LSF
+    or Flux one of a home-started job enters $HOME (none of their directives can name the
+    home: --chdir, -cwd and --cwd expand no variable). None where the spec names a working
+    directory (diamond's submit always does: the job runs there), where the body's first
+    command enters a directory of its own, or where both schedulers start it alike."""
+    where = runs_where_submitted(spec)
+    source = _DIALECT_NAMES.get(spec.source_dialect or "", spec.source_dialect)
+    if spec.working_directory or where is None or enters_a_directory(spec.script):
+        return None, []
+    if target == "pbs" and where:
+        line = _PBS_ENTER_CSH if csh_reads_enter(spec, preamble) else _PBS_ENTER_SH
+        return line, [f"kept: the directory the job runs in ({source} starts it where it "
+                      f"was submitted, PBS in the home directory): a {line} line was added "
+                      "before the body"]
+    if target in ("slurm", "lsf", "flux") and not where:
+        return HOME_ENTER, [
+            f"kept: the directory the job runs in ({source} starts it in the home directory"
+            + (" without -cwd" if spec.source_dialect == "sge" else "")
+            + f", {_DIALECT_NAMES[target]} where it was submitted): a {HOME_ENTER} line was "
+            "added before the body"]
+    return None, []
+
+
 def neutral_preamble(spec: JobSpec, *, variables_listed: bool = False) -> list[str]:
     """Shell lines before the body: the modules to load and, when the dialect lists the
     variables comma-separated, an `export` for each whose value holds a comma (the list

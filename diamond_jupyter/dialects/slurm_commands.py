@@ -159,6 +159,21 @@ def ending_reason(native: Any) -> str | None:
     return OUT_OF_MEMORY if word in ("OUT_OF_MEMORY", "OOM") else None
 
 
+# a state Slurm holds a job in, said with what frees it: SPECIAL_EXIT is a job requeued and
+# held after its program ended with an exit code the site treats as special (a prolog or
+# epilog's `scontrol requeuehold State=SpecialExit`); squeue prints no reason beside it
+SPECIAL_EXIT_HELD = ("held (special exit): requeued after ending with an exit code the site "
+                     "treats as special; it runs again only once released (diamond release, "
+                     "or scontrol release)")
+_HELD_STATES = {"SPECIAL_EXIT": SPECIAL_EXIT_HELD, "SE": SPECIAL_EXIT_HELD}
+
+
+def state_reason(native: Any) -> str | None:
+    """What a job's state says beyond its mapped state: `ending_reason`'s ending, or why a
+    job in a held state (SPECIAL_EXIT) waits and what frees it; None for any other state."""
+    return ending_reason(native) or _HELD_STATES.get(_state_word(native))
+
+
 def _signal_only(exit_code: int | None) -> int | None:
     """A scheduler-ended job's exit code: the signal that killed its program (128+N) is
     its own; the 0 or 1 the scheduler writes in place of one is not."""
@@ -647,7 +662,7 @@ class SlurmCommands(FailureReading, AccountingReach):
                 started_at=t_start if state != JobState.PENDING else None,
                 ended_at=parse_iso(end, self.tz) if state.terminal else None,
                 estimated_start=t_start if state == JobState.PENDING else None,
-                reason=_with_ending(ending_reason(st), clean(reason)),
+                reason=_with_ending(state_reason(st), clean(reason)),
                 comment=clean(comment), node_list=clean(nodes),
                 time_used_s=parse_duration(used) if _TIME_USED.fullmatch(used) else None,
             ))
@@ -708,7 +723,7 @@ class SlurmCommands(FailureReading, AccountingReach):
         limit = limit_seconds(j.get("time_limit"), 60)
         start = from_epoch(j.get("start_time"))
         ending = scheduler_ending(raw_state)
-        reason = _with_ending(ending_reason(raw_state), clean(j.get("state_description"))
+        reason = _with_ending(state_reason(raw_state), clean(j.get("state_description"))
                               or clean(j.get("state_reason")))
         if ending:
             exit_code = _signal_only(exit_code)
@@ -759,7 +774,7 @@ class SlurmCommands(FailureReading, AccountingReach):
                 ended_at=parse_iso(end, self.tz) if state.terminal else None,
                 exit_code=(_signal_only(parse_exit(ec)) if ending else parse_exit(ec))
                 if state.terminal else None,
-                reason=ending_reason(st) or (f"cancelled by uid {m.group(1)}" if m else None),
+                reason=state_reason(st) or (f"cancelled by uid {m.group(1)}" if m else None),
                 node_list=self._node_list(nodes),
             ))
         return out

@@ -70,6 +70,7 @@ from .scripts_common import (
     set_components,
     sh_quote,
     split_variables,
+    start_directory,
     summed_totals,
     to_int,
     unknown,
@@ -1224,7 +1225,8 @@ class SlurmScript:
         preamble = neutral_preamble(spec, variables_listed=True)
         if r.cpu_bind:  # sbatch has no --cpu-bind; srun reads SLURM_CPU_BIND
             preamble.insert(0, f"export SLURM_CPU_BIND={sh_quote(r.cpu_bind)}")
-        return Rendered(assemble(spec, lines, preamble), warnings)
+        enter, entered = start_directory(spec, self.name)  # a PBS job started in the home
+        return Rendered(assemble(spec, lines, preamble, enter=enter), warnings + entered)
 
     @staticmethod
     def _render_env(spec: JobSpec, add, warnings: list[str]) -> None:

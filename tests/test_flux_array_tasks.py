@@ -548,6 +548,51 @@ async def test_an_engine_that_died_mid_submit_queues_the_rest_once_on_recovery(t
     assert job.native_id == ids["1"] and job.state == JobState.PENDING
 
 
+def _record_cut_to(tmp_path, token: str, kept: int) -> None:
+    """The record of array `token`'s submit as it was when the engine died: its first
+    `kept` lines (so a task's `begin` with no id after it)."""
+    record = tmp_path / "home" / ".diamond" / "jobs" / token / f".dmd-tasks-{token}"
+    record.write_text("".join(record.read_text().splitlines(keepends=True)[:kept]))
+
+
+@pytest.mark.usefixtures("flux_path")
+async def test_a_recovery_refused_for_an_unsure_task_binds_the_tasks_found_and_says_why(
+        tmp_path):
+    """The engine died as task 2's flux batch ran, before its id reached the record, and
+    flux purged task 2: the resume refuses to queue it again. Recovery binds task 1 (still
+    listed: followed and cancellable), says the refusal on the job, and never asks again
+    (before: the intent stayed open, each pass asked the site, the refusal only logged)."""
+    token = await _died_after_two_of_four(tmp_path)
+    _record_cut_to(tmp_path, token, 3)  # begin 1, task 1 ID, begin 2
+    _purge(tmp_path, {1001})
+    job = await _recovered(tmp_path, token, passes=2)
+    assert [_env(j) for j in _queued(tmp_path)] == ["1", "2"]  # nothing queued again
+    assert flux_id_value(job.native_id or "") == 1000
+    assert {k: flux_id_value(v) for k, v in (task_ids(job) or {}).items()} == {"1": 1000}
+    assert "array task 2: unknown, not resubmitted" in (job.reason or "")
+    again = local_home_federation(tmp_path, scheduler="flux")
+    try:
+        assert again.store.intents_without_native_id() == []
+        said = [e.data for e in again.store.events_since(0, limit=None)
+                if e.kind == "job.warnings"]
+        assert any("array task 2: unknown" in w for d in said for w in d["warnings"])
+    finally:
+        await again.close()
+
+
+@pytest.mark.usefixtures("flux_path")
+async def test_a_recovery_refused_with_no_task_found_closes_the_intent_with_why(tmp_path):
+    """Only `begin 1` reached the record and flux purged that task: nothing to follow, so
+    the intent is closed as FAILED with the refusal as its reason, not looked at again."""
+    token = await _died_after_two_of_four(tmp_path)
+    _record_cut_to(tmp_path, token, 1)
+    _purge(tmp_path, {1000, 1001})
+    job = await _recovered(tmp_path, token)
+    assert job.native_id is None and job.state == JobState.FAILED
+    assert "array task 1: unknown, not resubmitted" in (job.reason or "")
+    assert [_env(j) for j in _queued(tmp_path)] == ["1", "2"]
+
+
 @pytest.mark.usefixtures("flux_path")
 async def test_a_job_waiting_for_the_array_waits_for_each_of_its_tasks(tmp_path):
     fed = _site_fed(tmp_path)

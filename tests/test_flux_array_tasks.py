@@ -8,6 +8,7 @@ the jobs it queued in a file (its ids grow with submit time, as flux's do)."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 
@@ -29,6 +30,7 @@ from diamond_jupyter.dialects.flux_commands import (
 from diamond_jupyter.dialects.flux_ids import flux_f58, flux_id_value
 from diamond_jupyter.federation import Federation
 from diamond_jupyter.model import BadInput, JobState, JobStatus, SiteError, task_ids
+from diamond_jupyter.sites import bears_token
 
 # `flux batch [OPTS] PATH`: queues a job named as the script's --job-name directive says,
 # its id 1000 + its number, printed in F58 (`ƒ` spelt `f`); with the file `fail_at` holding
@@ -351,6 +353,40 @@ async def test_a_recorded_id_flux_lists_as_another_job_is_left_out_and_said(tmp_
     assert [_env(j) for j in _queued(tmp_path) if j["name"] != "theirs"] == ["1", "2", "3", "4"]
     assert flux_id_value(sub.tasks["3"]) != flux_id_value(other)
     assert f"names job {other} as task 3, but flux lists it as another job's" in caplog.text
+
+
+@pytest.mark.usefixtures("flux_path")
+async def test_a_recorded_id_flux_lists_as_another_users_job_of_the_arrays_name_is_left_out(
+        tmp_path, caplog):
+    """The token is in the queue for any user to copy: a record line naming a job another
+    user queued under the array's own name is not taken as the task (before: its name alone
+    made it the array's)."""
+    fed = _site_fed(tmp_path)
+    try:
+        await _cut_short(fed, tmp_path, 3)
+        path = tmp_path / "bin" / "jobs.json"
+        jobs = json.loads(path.read_text())
+        jobs.append({**jobs[0], "id": 1000 + len(jobs), "userid": os.getuid() + 1})
+        path.write_text(json.dumps(jobs))
+        other = flux_f58(jobs[-1]["id"], ascii_prefix=True)
+        with _record(tmp_path).open("a") as f:
+            f.write(f"task 3 {other}\n")
+        sub = await _submit(fed, "1-4%2", "abcabc123123")
+    finally:
+        await fed.close()
+    assert flux_id_value(sub.tasks["3"]) not in (None, flux_id_value(other))
+    assert f"names job {other} as task 3, but flux lists it as another job's" in caplog.text
+
+
+def test_a_job_carries_its_token_in_its_name_comment_or_env():
+    """A site that cuts names to its limit keeps the token in the job's env (or comment)."""
+    def listed(**where) -> JobStatus:
+        return JobStatus(native_id="f1", state=JobState.RUNNING, **where)
+    token = "abcabc123123"
+    assert bears_token(listed(name=f"job.dmd-{token}"), token)
+    assert bears_token(listed(name="job", comment=f"diamond:{token}"), token)
+    assert bears_token(listed(name="jo", token=token), token)
+    assert not bears_token(listed(name=f"job.dmd-{token}x", token="other"), token)
 
 
 def test_queued_tasks_take_the_record_first_and_refuse_a_listing_that_disagrees():

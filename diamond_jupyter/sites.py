@@ -1106,10 +1106,21 @@ class Site:
         array's token, which no job writes by chance (a plain `tasks` might be its own)."""
         return f"{self.job_dir(token)}/.dmd-tasks-{token}"
 
+    async def read_flux_record(self, token: str, lines: int = RECORD_LINES
+                               ) -> tuple[str, bool]:
+        """The last `lines` lines of the record of job array `token`'s tasks ("" when there
+        is none), and whether it is the job directory's plain `tasks` file an array cut
+        short under an earlier version kept (read only when `flux_tasks_record` is missing;
+        the job may have written it, so each id in it is checked as the record's are)."""
+        text = await self.tail(self.flux_tasks_record(token), lines=lines)
+        if text is not None:
+            return text, False
+        return await self.tail(f"{self.job_dir(token)}/tasks", lines=lines) or "", True
+
     async def flux_submit_begun(self, token: str) -> bool:
         """Whether the submit of job array `token` on a Flux site began a `flux batch` (its
         record holds a line): flux may have purged every task it queued."""
-        return bool((await self.tail(self.flux_tasks_record(token), lines=1) or "").strip())
+        return bool((await self.read_flux_record(token, lines=1))[0].strip())
 
     async def recorded_flux_tasks(self, token: str, indexes: list[int],
                                   found: list[JobStatus] = (), *,
@@ -1121,8 +1132,8 @@ class Site:
         or env: `bears_token`; `found`: the jobs that do) is another job's: left out, and
         said."""
         if text is None:
-            text = await self.tail(self.flux_tasks_record(token), lines=RECORD_LINES)
-        recorded = parse_array_submit(text or "", indexes)
+            text = (await self.read_flux_record(token))[0]
+        recorded = parse_array_submit(text, indexes)
         ours = {flux_id_value(s.native_id) for s in found}
         unsure = sorted({jid for jid in recorded.values() if flux_id_value(jid) not in ours})
         if not unsure:
@@ -1150,14 +1161,16 @@ class Site:
         token) does not hold yet, in index order, in one remote shell."""
         indexes, limit = array
         path, record = f"{self.job_dir(token)}/job.sh", self.flux_tasks_record(token)
-        text = await self.tail(record, lines=RECORD_LINES) or ""
+        text, earlier = await self.read_flux_record(token)
         recorded = await self.recorded_flux_tasks(token, indexes, found, text=text)
         queued = queued_tasks(recorded, found, indexes)
         refuse_unsure_tasks(unsure_tasks(text, indexes), queued)
         if len(queued) < len(indexes):
             loop = array_submit_script(indexes, limit, queued, _sh_path(path), hold=hold,
                                        record=_sh_path(record),
-                                       unrecorded=set(queued) - set(recorded))
+                                       # an earlier version's record copied to this one
+                                       unrecorded=set(queued) - (set() if earlier
+                                                                 else set(recorded)))
             argv = ["sh", "-c", f"{enter.removesuffix(' && ')}\n{loop}".lstrip()]
             await self._know_command_home(argv)
             res = await self.run(self._argv(argv, elsewhere=True), check=False,

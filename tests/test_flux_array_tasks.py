@@ -389,6 +389,31 @@ def test_a_job_carries_its_token_in_its_name_comment_or_env():
     assert not bears_token(listed(name=f"job.dmd-{token}x", token="other"), token)
 
 
+@pytest.mark.usefixtures("flux_path")
+async def test_an_array_cut_short_under_the_plain_tasks_record_resumes_from_it(tmp_path):
+    """An array cut short by an earlier version, which recorded its tasks in the job
+    directory's plain `tasks` file, and whose task 1 flux purged since: the resume reads
+    that file (each id checked: one flux lists as another job's is left out), queues no
+    task twice, and copies what it read to the record a later resume reads."""
+    fed = _site_fed(tmp_path)
+    record = _record(tmp_path)
+    try:
+        await _cut_short(fed, tmp_path, 3)
+        other = flux_f58(_another_job(tmp_path), ascii_prefix=True)
+        (record.parent / "tasks").write_text(record.read_text() + f"task 3 {other}\n")
+        record.unlink()
+        _purge(tmp_path, {1000})
+        sub = await _submit(fed, "1-4%2", "abcabc123123")
+    finally:
+        await fed.close()
+    queued = [j for j in _queued(tmp_path) if j["name"] != "theirs"]
+    assert [_env(j) for j in queued] == ["1", "2", "3", "4"]
+    assert sub.tasks is not None and [flux_id_value(sub.tasks[k]) for k in "1234"] == \
+        [j["id"] for j in queued]
+    assert parse_array_submit(record.read_text(), [1, 2]) == \
+        {1: sub.tasks["1"], 2: sub.tasks["2"]}
+
+
 def test_queued_tasks_take_the_record_first_and_refuse_a_listing_that_disagrees():
     found = [JobStatus(native_id=flux_f58(v, ascii_prefix=True), state=JobState.PENDING)
              for v in (1001, 1002)]

@@ -17,6 +17,7 @@ from typing import Any
 from .aio import KeptTasks, within
 from .attention_journal import Attention
 from .dependency_journal import dependency_events, task_dependency_events
+from .dialects.flux_commands import UnsureArrayTask
 from .dialects.reasons import says_held
 from .events import EventBus
 from .leases import Fence
@@ -244,6 +245,10 @@ class Journal:
         if array is not None and job.spec is not None and (found or recorded):
             try:  # a job array's tasks on Flux: those not queued yet queued now
                 sub = await site.resume_flux_array(job.spec, token, found)
+            except UnsureArrayTask as e:  # not resumed, nor looked at again: said instead
+                self._close_unsure_array(job, e)
+                await self.drain()
+                return 0.0
             except DiamondError as e:
                 log.info("%s: array submit %s not resumed: %s", job.site, token, e)
                 return 0.0  # the next pass tries again
@@ -263,6 +268,23 @@ class Journal:
             self.store.mark_never_submitted(token, "the submit did not reach the scheduler")
         await self.drain()
         return 0.0
+
+    def _close_unsure_array(self, job: Job, refusal: UnsureArrayTask) -> None:
+        """A cut-short Flux array whose resume was refused for a task that may have run:
+        the tasks known queued bound (followed, cancellable) with the refusal as a warning
+        and the reason; with none known, the intent closed as FAILED with that reason (it
+        has nothing to follow). Either way no later pass looks at it again."""
+        token, said = job.token or "", f"array submit not resumed: {refusal}"
+        if not refusal.queued:
+            self.store.apply_state(job.id, JobState.FAILED, reason=said, source="recovery")
+            return
+        queued = dict(sorted(refusal.queued.items()))
+        bound = self.store.bind_native_id(
+            token, next(iter(queued.values())), warnings=[*prepared_notes(job.spec), said],
+            task_ids={str(i): jid for i, jid in queued.items()})
+        self.store.apply_state(bound.id, bound.state, reason=said, source="recovery")
+        if not bound.state.terminal:
+            self.track(bound)
 
     async def recover_intent_settled(self, job: Job) -> Job:
         """`recover_intent`, waiting while the intent is too young to be closed as never

@@ -144,6 +144,13 @@ def token_tag(token: str) -> str:
     return f"diamond:{token}"
 
 
+def bears_token(status: JobStatus, token: str) -> bool:
+    """Whether a listed job carries the idempotency `token`, wherever a site keeps it: the
+    name's suffix, the comment, or the environment (a name cut to the site's limit)."""
+    return ((status.name or "").endswith(f".dmd-{token}")
+            or token_tag(token) in (status.comment or "") or status.token == token)
+
+
 def scheduler_name(name: str | None, token: str) -> str:
     return f"{name or 'job'}.dmd-{token}"
 
@@ -186,9 +193,7 @@ def owns(status: JobStatus, job: Job) -> bool:
 
 
 def carries_token(status: JobStatus, job: Job) -> bool:
-    return bool(job.token) and (token_tag(job.token) in (status.comment or "")
-                                or (status.name or "").endswith(f".dmd-{job.token}")
-                                or status.token == job.token)
+    return bool(job.token) and bears_token(status, job.token or "")
 
 
 def vanished_tasks(seen: list[JobStatus], following: Collection[Job],
@@ -1101,10 +1106,21 @@ class Site:
         array's token, which no job writes by chance (a plain `tasks` might be its own)."""
         return f"{self.job_dir(token)}/.dmd-tasks-{token}"
 
+    async def read_flux_record(self, token: str, lines: int = RECORD_LINES
+                               ) -> tuple[str, bool]:
+        """The last `lines` lines of the record of job array `token`'s tasks ("" when there
+        is none), and whether it is the job directory's plain `tasks` file an array cut
+        short under an earlier version kept (read only when `flux_tasks_record` is missing;
+        the job may have written it, so each id in it is checked as the record's are)."""
+        text = await self.tail(self.flux_tasks_record(token), lines=lines)
+        if text is not None:
+            return text, False
+        return await self.tail(f"{self.job_dir(token)}/tasks", lines=lines) or "", True
+
     async def flux_submit_begun(self, token: str) -> bool:
         """Whether the submit of job array `token` on a Flux site began a `flux batch` (its
         record holds a line): flux may have purged every task it queued."""
-        return bool((await self.tail(self.flux_tasks_record(token), lines=1) or "").strip())
+        return bool((await self.read_flux_record(token, lines=1))[0].strip())
 
     async def recorded_flux_tasks(self, token: str, indexes: list[int],
                                   found: list[JobStatus] = (), *,
@@ -1112,24 +1128,28 @@ class Site:
         """The tasks of a job array on a Flux site its submit recorded as queued (index ->
         id, from `flux_tasks_record`, or its `text` when read already), listed by flux or
         not (flux purges ended jobs); empty where none was. A recorded id flux lists as a
-        job whose name does not carry the array's token (`found`: those that do) is another
-        job's: left out, and said."""
+        job that is not the login's or does not carry the array's token (in its name, comment
+        or env: `bears_token`; `found`: the jobs that do) is another job's: left out, and
+        said."""
         if text is None:
-            text = await self.tail(self.flux_tasks_record(token), lines=RECORD_LINES)
-        recorded = parse_array_submit(text or "", indexes)
+            text = (await self.read_flux_record(token))[0]
+        recorded = parse_array_submit(text, indexes)
         ours = {flux_id_value(s.native_id) for s in found}
         unsure = sorted({jid for jid in recorded.values() if flux_id_value(jid) not in ours})
         if not unsure:
             return recorded
         res = await self.run(self.commands.status_argv(unsure), check=False,
                              timeout=self.query_timeout_s)
-        others = {flux_id_value(s.native_id) for s in self._read(
-            self.commands.parse_status, res.stdout)
-            if not (s.name or "").endswith(f".dmd-{token}")} if res.ok else set()
+        listed = self._read(self.commands.parse_status, res.stdout) if res.ok else []
+        kept = await self.owned([s for s in listed if bears_token(s, token)],
+                                await self.login_user())
+        others = {flux_id_value(s.native_id) for s in listed} - \
+            {flux_id_value(s.native_id) for s in kept}
         for i, jid in list(recorded.items()):
             if flux_id_value(jid) in others:
                 log.warning("%s: the record of array %s names job %s as task %s, but flux "
-                            "lists it as another job's (not named for the array): left out",
+                            "lists it as another job's (not carrying the array's token): "
+                            "left out",
                             self.name, token, jid, i)
                 del recorded[i]
         return recorded
@@ -1141,14 +1161,16 @@ class Site:
         token) does not hold yet, in index order, in one remote shell."""
         indexes, limit = array
         path, record = f"{self.job_dir(token)}/job.sh", self.flux_tasks_record(token)
-        text = await self.tail(record, lines=RECORD_LINES) or ""
+        text, earlier = await self.read_flux_record(token)
         recorded = await self.recorded_flux_tasks(token, indexes, found, text=text)
         queued = queued_tasks(recorded, found, indexes)
         refuse_unsure_tasks(unsure_tasks(text, indexes), queued)
         if len(queued) < len(indexes):
             loop = array_submit_script(indexes, limit, queued, _sh_path(path), hold=hold,
                                        record=_sh_path(record),
-                                       unrecorded=set(queued) - set(recorded))
+                                       # an earlier version's record copied to this one
+                                       unrecorded=set(queued) - (set() if earlier
+                                                                 else set(recorded)))
             argv = ["sh", "-c", f"{enter.removesuffix(' && ')}\n{loop}".lstrip()]
             await self._know_command_home(argv)
             res = await self.run(self._argv(argv, elsewhere=True), check=False,
@@ -1291,34 +1313,37 @@ class Site:
         one. A job whose owner is not named is the login's by that filter."""
         await self.know_name_limit()
         login = await self.login_user()
-        uid = None
-
-        async def ours(found: list[JobStatus]) -> list[JobStatus]:
-            nonlocal uid
-            kept = []
-            for s in found:
-                owner = (s.user or "").split("@")[0]
-                if ascii_digits(owner) and login is not None and uid is None:
-                    uid = await self.login_uid()
-                mine = (login is None or not owner or owner == login
-                        or (ascii_digits(owner) and (uid is None or owner == uid)))
-                if mine and self.usable_id(s.native_id):
-                    kept.append(s)
-            return kept
-
         short = None if self.token_in_comment or (name or "").endswith(f".dmd-{token}") \
             else self.short_name(name, token)
         if short is not None:  # the name cut to the site's limit, the token in the job's env
             found = await self.find_by_name(short, login)
-            return await ours([s for s in found if s.token == token])
+            return await self.owned([s for s in found if s.token == token], login)
         # asked by the name the scheduler holds: the rendered one (`-x` is `j-x` on PBS)
         if not self.token_in_comment or (name or "").endswith(f".dmd-{token}"):
             full = name if (name or "").endswith(f".dmd-{token}") else \
                 scheduler_name(name, token)
             found = await self.find_by_name(self.script.job_name(full or ""), login)
-            return await ours([s for s in found if (s.name or "").endswith(f".dmd-{token}")])
+            return await self.owned(
+                [s for s in found if (s.name or "").endswith(f".dmd-{token}")], login)
         found = await self.find_by_name(self.script.job_name(name or "job"), login)
-        return await ours([s for s in found if token_tag(token) in (s.comment or "")])
+        return await self.owned([s for s in found if token_tag(token) in (s.comment or "")],
+                                login)
+
+    async def owned(self, found: list[JobStatus], login: str | None) -> list[JobStatus]:
+        """The jobs of `found` that are the `login`'s (None: not known, all are): a job
+        whose owner is named otherwise (by name, or by number: `id -u`) is not; one whose
+        owner is not named is, by the user filter it was asked with. Only ids of this
+        scheduler's shape are kept."""
+        uid, kept = None, []
+        for s in found:
+            owner = (s.user or "").split("@")[0]
+            if ascii_digits(owner) and login is not None and uid is None:
+                uid = await self.login_uid()
+            mine = (login is None or not owner or owner == login
+                    or (ascii_digits(owner) and (uid is None or owner == uid)))
+            if mine and self.usable_id(s.native_id):
+                kept.append(s)
+        return kept
 
     async def statuses(self, native_ids: list[str], *, following: Collection[Job] = (),
                        unasked: set[str] | None = None,

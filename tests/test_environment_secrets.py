@@ -15,7 +15,7 @@ from sweep_helpers import mcp_refusal, sbatch_calls
 
 from diamond_jupyter.federation import Federation
 from diamond_jupyter.model import BadInput, SiteError
-from diamond_jupyter.store import redact, redact_environment
+from diamond_jupyter.store import codec, redact, redact_environment
 
 user, shell = sweep_helpers.FACES_FIXTURES[:2]
 
@@ -31,6 +31,22 @@ def test_a_secret_changed_in_the_environment_is_redacted_at_its_new_value(monkey
     monkeypatch.setenv("GLOBUS_ACCESS_TOKEN", OTHER)
     # the old value is no secret of this process any more: shown; the new one is not
     assert redact_environment(f"refused {OTHER}, was {TOKEN}") == f"refused ***, was {TOKEN}"
+
+
+def test_a_renewed_site_token_leaves_the_previous_one_redacted_too(monkeypatch):
+    """slurmrestd's token renewed while a request that carried the old one is in flight: an
+    error quoting the old token is still stored and shown as *** (before: only the newest
+    was held). A site keeps its last two; a third renewal lets the first go."""
+    monkeypatch.setattr(codec, "_SITE_TOKENS", {})
+    third = "Zx8cV7bN6mL5kJ4hG3fD2sA1qW9eR8tY"
+    codec.hold_site_token("rest-a", TOKEN)
+    codec.hold_site_token("rest-a", OTHER)
+    codec.hold_site_token("rest-b", third)
+    assert redact(f"refused {TOKEN} and {OTHER} on a, {third} on b") == \
+        "refused *** and *** on a, *** on b"
+    codec.hold_site_token("rest-a", third)
+    assert redact(f"{OTHER} {third}") == "*** ***"
+    assert redact(f"refused {TOKEN}") == f"refused {TOKEN}"
 
 
 def test_a_secret_named_variable_that_takes_another_ones_place_is_redacted(monkeypatch):

@@ -8,6 +8,7 @@ the jobs it queued in a file (its ids grow with submit time, as flux's do)."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 
@@ -29,6 +30,7 @@ from diamond_jupyter.dialects.flux_commands import (
 from diamond_jupyter.dialects.flux_ids import flux_f58, flux_id_value
 from diamond_jupyter.federation import Federation
 from diamond_jupyter.model import BadInput, JobState, JobStatus, SiteError, task_ids
+from diamond_jupyter.sites import bears_token
 
 # `flux batch [OPTS] PATH`: queues a job named as the script's --job-name directive says,
 # its id 1000 + its number, printed in F58 (`ƒ` spelt `f`); with the file `fail_at` holding
@@ -353,6 +355,65 @@ async def test_a_recorded_id_flux_lists_as_another_job_is_left_out_and_said(tmp_
     assert f"names job {other} as task 3, but flux lists it as another job's" in caplog.text
 
 
+@pytest.mark.usefixtures("flux_path")
+async def test_a_recorded_id_flux_lists_as_another_users_job_of_the_arrays_name_is_left_out(
+        tmp_path, caplog):
+    """The token is in the queue for any user to copy: a record line naming a job another
+    user queued under the array's own name is not taken as the task (before: its name alone
+    made it the array's)."""
+    fed = _site_fed(tmp_path)
+    try:
+        await _cut_short(fed, tmp_path, 3)
+        path = tmp_path / "bin" / "jobs.json"
+        jobs = json.loads(path.read_text())
+        jobs.append({**jobs[0], "id": 1000 + len(jobs), "userid": os.getuid() + 1})
+        path.write_text(json.dumps(jobs))
+        other = flux_f58(jobs[-1]["id"], ascii_prefix=True)
+        with _record(tmp_path).open("a") as f:
+            f.write(f"task 3 {other}\n")
+        sub = await _submit(fed, "1-4%2", "abcabc123123")
+    finally:
+        await fed.close()
+    assert flux_id_value(sub.tasks["3"]) not in (None, flux_id_value(other))
+    assert f"names job {other} as task 3, but flux lists it as another job's" in caplog.text
+
+
+def test_a_job_carries_its_token_in_its_name_comment_or_env():
+    """A site that cuts names to its limit keeps the token in the job's env (or comment)."""
+    def listed(**where) -> JobStatus:
+        return JobStatus(native_id="f1", state=JobState.RUNNING, **where)
+    token = "abcabc123123"
+    assert bears_token(listed(name=f"job.dmd-{token}"), token)
+    assert bears_token(listed(name="job", comment=f"diamond:{token}"), token)
+    assert bears_token(listed(name="jo", token=token), token)
+    assert not bears_token(listed(name=f"job.dmd-{token}x", token="other"), token)
+
+
+@pytest.mark.usefixtures("flux_path")
+async def test_an_array_cut_short_under_the_plain_tasks_record_resumes_from_it(tmp_path):
+    """An array cut short by an earlier version, which recorded its tasks in the job
+    directory's plain `tasks` file, and whose task 1 flux purged since: the resume reads
+    that file (each id checked: one flux lists as another job's is left out), queues no
+    task twice, and copies what it read to the record a later resume reads."""
+    fed = _site_fed(tmp_path)
+    record = _record(tmp_path)
+    try:
+        await _cut_short(fed, tmp_path, 3)
+        other = flux_f58(_another_job(tmp_path), ascii_prefix=True)
+        (record.parent / "tasks").write_text(record.read_text() + f"task 3 {other}\n")
+        record.unlink()
+        _purge(tmp_path, {1000})
+        sub = await _submit(fed, "1-4%2", "abcabc123123")
+    finally:
+        await fed.close()
+    queued = [j for j in _queued(tmp_path) if j["name"] != "theirs"]
+    assert [_env(j) for j in queued] == ["1", "2", "3", "4"]
+    assert sub.tasks is not None and [flux_id_value(sub.tasks[k]) for k in "1234"] == \
+        [j["id"] for j in queued]
+    assert parse_array_submit(record.read_text(), [1, 2]) == \
+        {1: sub.tasks["1"], 2: sub.tasks["2"]}
+
+
 def test_queued_tasks_take_the_record_first_and_refuse_a_listing_that_disagrees():
     found = [JobStatus(native_id=flux_f58(v, ascii_prefix=True), state=JobState.PENDING)
              for v in (1001, 1002)]
@@ -546,6 +607,51 @@ async def test_an_engine_that_died_mid_submit_queues_the_rest_once_on_recovery(t
     assert ids is not None and [flux_id_value(ids[k]) for k in "1234"] == \
         [1000, 1001, 1002, 1003]
     assert job.native_id == ids["1"] and job.state == JobState.PENDING
+
+
+def _record_cut_to(tmp_path, token: str, kept: int) -> None:
+    """The record of array `token`'s submit as it was when the engine died: its first
+    `kept` lines (so a task's `begin` with no id after it)."""
+    record = tmp_path / "home" / ".diamond" / "jobs" / token / f".dmd-tasks-{token}"
+    record.write_text("".join(record.read_text().splitlines(keepends=True)[:kept]))
+
+
+@pytest.mark.usefixtures("flux_path")
+async def test_a_recovery_refused_for_an_unsure_task_binds_the_tasks_found_and_says_why(
+        tmp_path):
+    """The engine died as task 2's flux batch ran, before its id reached the record, and
+    flux purged task 2: the resume refuses to queue it again. Recovery binds task 1 (still
+    listed: followed and cancellable), says the refusal on the job, and never asks again
+    (before: the intent stayed open, each pass asked the site, the refusal only logged)."""
+    token = await _died_after_two_of_four(tmp_path)
+    _record_cut_to(tmp_path, token, 3)  # begin 1, task 1 ID, begin 2
+    _purge(tmp_path, {1001})
+    job = await _recovered(tmp_path, token, passes=2)
+    assert [_env(j) for j in _queued(tmp_path)] == ["1", "2"]  # nothing queued again
+    assert flux_id_value(job.native_id or "") == 1000
+    assert {k: flux_id_value(v) for k, v in (task_ids(job) or {}).items()} == {"1": 1000}
+    assert "array task 2: unknown, not resubmitted" in (job.reason or "")
+    again = local_home_federation(tmp_path, scheduler="flux")
+    try:
+        assert again.store.intents_without_native_id() == []
+        said = [e.data for e in again.store.events_since(0, limit=None)
+                if e.kind == "job.warnings"]
+        assert any("array task 2: unknown" in w for d in said for w in d["warnings"])
+    finally:
+        await again.close()
+
+
+@pytest.mark.usefixtures("flux_path")
+async def test_a_recovery_refused_with_no_task_found_closes_the_intent_with_why(tmp_path):
+    """Only `begin 1` reached the record and flux purged that task: nothing to follow, so
+    the intent is closed as FAILED with the refusal as its reason, not looked at again."""
+    token = await _died_after_two_of_four(tmp_path)
+    _record_cut_to(tmp_path, token, 1)
+    _purge(tmp_path, {1000, 1001})
+    job = await _recovered(tmp_path, token)
+    assert job.native_id is None and job.state == JobState.FAILED
+    assert "array task 1: unknown, not resubmitted" in (job.reason or "")
+    assert [_env(j) for j in _queued(tmp_path)] == ["1", "2"]
 
 
 @pytest.mark.usefixtures("flux_path")

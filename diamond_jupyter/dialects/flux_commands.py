@@ -706,16 +706,25 @@ def unsure_tasks(record: str, indexes: list[int]) -> list[int]:
     return sorted(begun)
 
 
+class UnsureArrayTask(BadInput):
+    """A cut-short job array's resume refused for a task that may have been queued;
+    `queued`: the tasks known queued (index -> id), which the refusal does not undo."""
+
+    def __init__(self, message: str, queued: dict[int, str]) -> None:
+        super().__init__(message)
+        self.queued = queued
+
+
 def refuse_unsure_tasks(unsure: Collection[int], queued: dict[int, str]) -> None:
-    """BadInput for a task whose submit was cut short as flux took it (`unsure`) that
-    nothing found (`queued`, from the record and flux's listing): it may have run and been
-    purged, so it is not submitted again (a job never runs twice by our doing)."""
+    """UnsureArrayTask for a task whose submit was cut short as flux took it (`unsure`)
+    that nothing found (`queued`, from the record and flux's listing): it may have run and
+    been purged, so it is not submitted again (a job never runs twice by our doing)."""
     if left := sorted(set(unsure) - set(queued)):
-        raise BadInput(
+        raise UnsureArrayTask(
             f"array task {left[0]}: unknown, not resubmitted: its flux batch was cut short "
             "before its id was recorded, and flux lists no job of the array for it (it may "
             "have run and been purged); look with `flux jobs -a` and cancel or resubmit "
-            "the array by hand")
+            "the array by hand", dict(queued))
 
 
 def queued_tasks(recorded: dict[int, str], found: list[JobStatus],

@@ -251,15 +251,17 @@ def hold_secret_values(named: Mapping[str, str]) -> None:
     _GIVEN_SECRETS = tuple(sorted(given.union(_GIVEN_SECRETS)))
 
 
-# Each slurmrestd site's current token (site -> JWT), held as it is fetched: a site (or what
-# stands before it) may quote the token back in an error; the renewed one replaces the old
-_SITE_TOKENS: dict[str, str] = {}
+# Each slurmrestd site's last two tokens (site -> JWTs, newest last), held as they are
+# fetched: a site (or what stands before it) may quote a token back in an error, also the
+# one a request still in flight as it was renewed carried
+_SITE_TOKENS: dict[str, tuple[str, ...]] = {}
 
 
 def hold_site_token(site: str, token: str) -> None:
-    """From here on (until `site` fetches another), `token` is redacted wherever it
+    """From here on (until `site` fetched two others), `token` is redacted wherever it
     appears, as the environment's secrets are."""
-    _SITE_TOKENS[site] = token
+    held = tuple(t for t in _SITE_TOKENS.get(site, ()) if t != token)
+    _SITE_TOKENS[site] = (*held, token)[-2:]
 
 
 def redact_environment(text: str) -> str:
@@ -276,7 +278,8 @@ def _environment_pattern() -> re.Pattern[str] | None:
     # the environment as the process holds it (undecoded: no copy made for each string)
     held = getattr(os.environ, "_data", os.environ)
     return _environment_secrets(tuple(map(held.get, _held_secret_names(held)))
-                                + _GIVEN_SECRETS + tuple(_SITE_TOKENS.values()))
+                                + _GIVEN_SECRETS
+                                + tuple(t for held in _SITE_TOKENS.values() for t in held))
 
 
 def redact(value: Any, _secret: bool = False) -> Any:

@@ -214,6 +214,47 @@ async def test_a_workflow_handed_back_is_not_taken_up_again_by_each_sweep_of_the
             await without.close()
 
 
+CHAINED_BESIDE = """\
+    name: chained
+    queue_ahead: false
+    steps:
+      - {name: prep, site: alpha, script: ./prep}
+      - {name: mid, site: alpha, needs: [prep], script: ./mid}
+      - {name: away, site: gamma, script: ./away}
+    """
+
+
+async def test_fault_a_workflow_handed_back_before_a_restart_goes_on_with_the_steps_it_lists(
+        tmp_path):
+    """away waits on gamma, which the sites file lacks; prep and mid are on alpha. The
+    engine hands the workflow back; the server restarts (a new engine, the same file and
+    store) and prep ends meanwhile. The new engine's sweep takes the workflow up and submits
+    mid (before: left alone for ever, as if this engine had handed it back itself, and no
+    one followed prep's end), then hands it back and leaves it alone on its next sweeps."""
+    with Store(tmp_path / "s.sqlite") as store:
+        first = _engine(store, "engine-1", ("alpha", "gamma"))
+        wid = await first.run(load(CHAINED_BESIDE))
+        await first.close()
+        before = _engine(store, "engine-a", ("alpha", "beta"))
+        assert await before.resume() == []  # handed back: away is not its to follow
+        assert store.get_workflow(wid).data.get("unreached_sites") == ["gamma"]
+        await before.close()
+        store.apply_state(store.job_by_token(store.get_workflow(wid).step("prep").token).id,
+                          JobState.COMPLETED, exit_code=0)
+        after = _engine(store, "engine-b", ("alpha", "beta"))  # the restarted server's
+        try:
+            await after.resume()
+            rec = store.get_workflow(wid)
+            assert (rec.step("prep").phase, rec.step("mid").phase) == ("done", "queued")
+            assert after.ops.submits == [("mid", "alpha", False)]
+            assert (rec.data.get("owner"), rec.data.get("unreached_sites")) == (None,
+                                                                                ["gamma"])
+            writes = _counting_writes(store)
+            assert await after.resume() == [] and writes == []  # its own hand-back: let be
+        finally:
+            await after.close()
+
+
 ORDERED = """\
     name: ordered
     queue_ahead: false

@@ -612,6 +612,7 @@ class WorkflowEngine:
                 self.store.release_workflow(wid, self.ops.engine_id)
         self._owned.clear()
         self._fences.clear()
+        self._handed_back.clear()
 
     # -- faces ---------------------------------------------------------------------------
     async def run(self, wf: Workflow, *, origin: dict[str, Any] | None = None,
@@ -730,8 +731,8 @@ class WorkflowEngine:
                 self._again.discard(workflow_id)
                 if not self._closing:  # handed on, not lost with the cancelled one
                     self.advance_soon(workflow_id)
-            if workflow_id not in self._owned:  # ended, or driven by another engine
-                self._forget(workflow_id)  # what this advance noted after its end too
+            if workflow_id not in self._owned and workflow_id not in self._handed_back:
+                self._forget(workflow_id)  # ended, or driven by another engine
 
     async def _cancel_unended(self, workflow_id: str, job: Job | None) -> None:
         """Cancel a step's job unless there is none or it has ended; a cancel the site
@@ -819,6 +820,9 @@ class WorkflowEngine:
     async def _advance(self, wid: str) -> None:
         self._written.pop(wid, None)  # read whole now
         rec = self.store.get_workflow(wid)
+        # handed back by this engine: its jobs' events still route here (an end of a step
+        # on a site it lists advances it, taken up again) until it ends or another drives it
+        self._handed_back.pop(wid, None)
         if rec.state in WORKFLOW_DONE:
             if wid in self._owned:
                 self._finish(wid)

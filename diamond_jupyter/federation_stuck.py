@@ -74,9 +74,13 @@ class StuckMixin:
                 "submit": submit, "cancel": job.id}
 
     async def resubmit(self, job_id: str, *, plan: dict[str, Any] | None = None,
-                       key: str | None = None, origin: dict | None = None) -> tuple[Job, Job]:
+                       key: str | None = None, origin: dict | None = None
+                       ) -> tuple[Job, Job, str | None]:
         """Submit `job_id` again elsewhere (exactly `plan` when it was approved), then
-        cancel it; returns (new job, old job)."""
+        cancel it; returns (new job, old job, None). The old job is cancelled only in the
+        state it was in before the submit (the one the plan showed): one that started or
+        ended while the new job was submitted is left as it is, beside the new one, and the
+        third item says so, naming both jobs."""
         old = self.job(job_id)
         if plan is not None:
             _check_still_as_planned(old, plan)
@@ -93,9 +97,21 @@ class StuckMixin:
             else:
                 new = await self.submit(spec, fresh["site"],  # type: ignore[attr-defined]
                                         origin=origin)
-        if not self.job(old.id).state.terminal:
-            old = await self.cancel(old.id)  # type: ignore[attr-defined]
-        return new, old
+        now = self.job(old.id)
+        if now.state.terminal or now.state != old.state:  # not what was approved to cancel
+            return new, now, _kept_both(new, now)
+        return new, await self.cancel(old.id), None  # type: ignore[attr-defined]
+
+
+def _kept_both(new: Job, old: Job) -> str:
+    """What a move says that left its old job `old` uncancelled (it started or ended while
+    `new` was submitted): both jobs, and how to stop the one not wanted."""
+    if old.state.terminal:
+        return (f"{old.id} ended ({old.state.value}) on {old.site} while {new.id} was "
+                f"submitted on {new.site}: if its work is done, cancel {new.id}")
+    return (f"{old.id} became {old.state.value} on {old.site} while {new.id} was submitted "
+            f"on {new.site}, so it was not cancelled: both jobs are kept. Cancel the one "
+            f"not wanted: cancel {old.id} or cancel {new.id}")
 
 
 def _check_still_as_planned(job: Job, plan: dict[str, Any]) -> None:

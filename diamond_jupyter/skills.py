@@ -32,6 +32,7 @@ from .model import (
     DiamondError,
     Job,
     JobSpec,
+    JobState,
     SiteSnapshot,
     SubmitUnsure,
     field_problem,
@@ -289,8 +290,11 @@ async def wait_for(ctx: SkillContext, inp: WaitInput) -> WaitOutput:
                               and ctx.approved is None else ctx.approval)
             out = await run_skill(run_ctx, "resubmit_elsewhere", {"job_id": job.id})
             if isinstance(out, ResubmitOutput):
-                return WaitOutput(job=out.replaced, finished=True, woke=woke,
-                                  resubmitted_as=out.job)
+                if out.kept_both:  # it started meanwhile: still a job to wait on
+                    woke["moved"] = out.message
+                return WaitOutput(job=out.replaced, woke=woke, resubmitted_as=out.job,
+                                  finished=JobState(out.replaced.state).terminal
+                                  or not out.kept_both)
             return WaitOutput(job=summary(ctx, job), finished=False, woke=woke)
         return WaitOutput(job=summary(ctx, job), finished=False, woke=woke)
     if not job.state.terminal:
@@ -317,11 +321,12 @@ async def _resubmit_plan(ctx: SkillContext, inp: JobIdInput) -> dict[str, Any]:
 
 
 async def resubmit_elsewhere(ctx: SkillContext, inp: JobIdInput) -> ResubmitOutput:
-    new, old = await ctx.fed.resubmit(inp.job_id, plan=ctx.approved, key=ctx.call_key,
-                                      origin=ctx.origin)
+    new, old, kept = await ctx.fed.resubmit(inp.job_id, plan=ctx.approved, key=ctx.call_key,
+                                            origin=ctx.origin)
     return ResubmitOutput(job=JobSummary.of(new), replaced=JobSummary.of(old),
-                          message=f"{old.id} could not start on {old.site} "
-                                  f"({old.reason or 'stuck'}): resubmitted as {new.id}")
+                          message=kept or f"{old.id} could not start on {old.site} "
+                                          f"({old.reason or 'stuck'}): resubmitted as {new.id}",
+                          kept_both=kept is not None)
 
 
 async def logs(ctx: SkillContext, inp: LogsInput) -> LogsOutput:

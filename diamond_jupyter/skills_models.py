@@ -250,8 +250,10 @@ class WaitOutput(_Out):
 
 class ResubmitOutput(_Out):
     job: JobSummary  # the new job
-    replaced: JobSummary  # the stuck one, cancelled
+    replaced: JobSummary  # the stuck one, cancelled (unless `kept_both`)
     message: str = ""
+    # the stuck one started or ended while the new one was submitted: not cancelled
+    kept_both: bool = False
 
 
 class LogsInput(JobIdInput):

@@ -15,6 +15,7 @@ asserted as a user sees them (`workflow status --json`, the CLI's own lines)."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 from pathlib import Path
 
@@ -28,7 +29,7 @@ from test_workflow_unseen15 import _nothing_lost, _shown
 from test_workflow_unseen16 import CROSS, _HeldRelease
 
 from diamond_jupyter.cli import main as cli
-from diamond_jupyter.model import BadInput, Job, JobState
+from diamond_jupyter.model import BadInput, Event, Job, JobState
 from diamond_jupyter.store import Store
 from diamond_jupyter.workflow.engine import WorkflowEngine
 from diamond_jupyter.workflow.model import load_workflow
@@ -212,6 +213,56 @@ async def test_a_workflow_handed_back_is_not_taken_up_again_by_each_sweep_of_the
             assert writes and "unreached_sites" not in store.get_workflow(wid).data
         finally:
             await without.close()
+
+
+CHAINED_BESIDE = """\
+    name: chained
+    queue_ahead: false
+    steps:
+      - {name: prep, site: alpha, script: ./prep}
+      - {name: mid, site: alpha, needs: [prep], script: ./mid}
+      - {name: last, site: alpha, needs: [mid], script: ./last}
+      - {name: away, site: gamma, script: ./away}
+    """
+
+
+async def test_fault_a_workflow_handed_back_before_a_restart_goes_on_with_the_steps_it_lists(
+        tmp_path):
+    """away waits on gamma, which the sites file lacks; prep and mid are on alpha. The
+    engine hands the workflow back; the server restarts (a new engine, the same file and
+    store) and prep ends meanwhile. The new engine's sweep takes the workflow up and submits
+    mid (before: left alone for ever, as if this engine had handed it back itself, and no
+    one followed prep's end), then hands it back and leaves it alone on its next sweeps;
+    mid's end, come as an event, takes it up again: last is submitted."""
+    with Store(tmp_path / "s.sqlite") as store:
+        first = _engine(store, "engine-1", ("alpha", "gamma"))
+        wid = await first.run(load(CHAINED_BESIDE))
+        await first.close()
+        before = _engine(store, "engine-a", ("alpha", "beta"))
+        assert await before.resume() == []  # handed back: away is not its to follow
+        assert store.get_workflow(wid).data.get("unreached_sites") == ["gamma"]
+        await before.close()
+        store.apply_state(store.job_by_token(store.get_workflow(wid).step("prep").token).id,
+                          JobState.COMPLETED, exit_code=0)
+        after = _engine(store, "engine-b", ("alpha", "beta"))  # the restarted server's
+        after.ops.ids = itertools.count(1000)  # its tokens and job ids new (random, really)
+        try:
+            await after.resume()
+            rec = store.get_workflow(wid)
+            assert (rec.step("prep").phase, rec.step("mid").phase) == ("done", "queued")
+            assert after.ops.submits == [("mid", "alpha", False)]
+            assert (rec.data.get("owner"), rec.data.get("unreached_sites")) == (None,
+                                                                                ["gamma"])
+            writes = _counting_writes(store)
+            assert await after.resume() == [] and writes == []  # its own hand-back: let be
+            mid = store.job_by_token(rec.step("mid").token)
+            store.apply_state(mid.id, JobState.COMPLETED, exit_code=0)
+            after._on_event(Event(kind="job.state", job_id=mid.id))  # as the journal says it
+            await _until(after, wid, {"mid": "done", "last": "queued"})
+            assert after.ops.submits == [("mid", "alpha", False), ("last", "alpha", False)]
+            assert store.get_workflow(wid).data.get("owner") is None  # handed back again
+        finally:
+            await after.close()
 
 
 ORDERED = """\

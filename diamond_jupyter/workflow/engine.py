@@ -445,6 +445,10 @@ class WorkflowEngine:
         self._sweeper: asyncio.Task | None = None
         self._unsubscribe = ops.subscribe(self._on_event)
         self._owned: set[str] = set()
+        # the workflows this engine handed back for sites its file lacks, by the lease
+        # generation they were handed back at: its sweeps leave them alone until claimed
+        # again (not a workflow an engine before a restart handed back: taken up once)
+        self._handed_back: dict[str, int] = {}
         # the lease of each workflow this engine drives or drove (a stale one stays after a
         # loss, so writes still under way are refused; none: a face's request, unfenced)
         self._fences: dict[str, Fence] = {}
@@ -524,12 +528,16 @@ class WorkflowEngine:
 
     async def resume(self) -> list[str]:
         """Adopt every unfinished workflow no live engine drives, and advance it; not one
-        handed back for sites this engine's file lists none of (taken up, it would be handed
-        back again at once, on every sweep), until an engine claims it or the file changes."""
+        this engine handed back for sites its file lists none of (taken up, it would be
+        handed back again at once, on every sweep), until an engine claims it or the file
+        changes. One another engine (or this one before a restart) handed back is taken up
+        once: its steps on the sites listed here go on (their job ends are followed by no
+        one else)."""
         took = []
         names = set(self.ops.site_names())
         for wf in self.store.unfinished_workflows():
             if (away := wf.data.get("unreached_sites")) and wf.data.get("owner") is None \
+                    and self._handed_back.get(wf.id) == generation(wf.data) \
                     and not names & set(away):
                 continue
             if wf.id not in self._owned:
@@ -604,6 +612,7 @@ class WorkflowEngine:
                 self.store.release_workflow(wid, self.ops.engine_id)
         self._owned.clear()
         self._fences.clear()
+        self._handed_back.clear()
 
     # -- faces ---------------------------------------------------------------------------
     async def run(self, wf: Workflow, *, origin: dict[str, Any] | None = None,
@@ -722,8 +731,8 @@ class WorkflowEngine:
                 self._again.discard(workflow_id)
                 if not self._closing:  # handed on, not lost with the cancelled one
                     self.advance_soon(workflow_id)
-            if workflow_id not in self._owned:  # ended, or driven by another engine
-                self._forget(workflow_id)  # what this advance noted after its end too
+            if workflow_id not in self._owned and workflow_id not in self._handed_back:
+                self._forget(workflow_id)  # ended, or driven by another engine
 
     async def _cancel_unended(self, workflow_id: str, job: Job | None) -> None:
         """Cancel a step's job unless there is none or it has ended; a cancel the site
@@ -811,6 +820,9 @@ class WorkflowEngine:
     async def _advance(self, wid: str) -> None:
         self._written.pop(wid, None)  # read whole now
         rec = self.store.get_workflow(wid)
+        # handed back by this engine: its jobs' events still route here (an end of a step
+        # on a site it lists advances it, taken up again) until it ends or another drives it
+        self._handed_back.pop(wid, None)
         if rec.state in WORKFLOW_DONE:
             if wid in self._owned:
                 self._finish(wid)
@@ -1485,6 +1497,7 @@ class WorkflowEngine:
         self._owned.discard(wid)
         with contextlib.suppress(DiamondError):
             self.store.release_workflow(wid, self.ops.engine_id, unreached_sites=missing)
+            self._handed_back[wid] = generation(self.store.get_workflow(wid).data)
 
     def _not_placed_on(self, rec: WorkflowRecord, step: Any, tried: set[str]
                        ) -> tuple[set[str], str]:

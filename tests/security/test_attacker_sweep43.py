@@ -328,13 +328,36 @@ async def test_an_approved_move_of_a_job_still_waiting_runs_what_was_shown(fed, 
     """(guard) the move goes ahead: the script shown is the one sent, the old job
     cancelled after."""
     job_id, plan = await _planned_move(fed)
-    new, old = await fed.resubmit(job_id, plan=plan)
-    assert new.site == plan["site"] and old.id == job_id
+    new, old, kept = await fed.resubmit(job_id, plan=plan)
+    assert new.site == plan["site"] and old.id == job_id and kept is None
     [sent] = submits(tmp_path, plan["site"])
     assert sent.split()[-1].endswith("job.sh")
     assert hashlib.sha256(Path(sent.split()[-1]).read_bytes()).hexdigest() == \
         plan["submit"]["script_sha256"]
     assert _scancels(tmp_path, "alpha")
+
+
+async def test_an_approved_move_of_a_job_that_starts_during_the_submit_keeps_both(
+        fed, tmp_path, monkeypatch):
+    """The job was still waiting when the move was checked and started while the new job
+    was being submitted: it is not cancelled running (the approval was to cancel a
+    waiting job); both jobs are kept and the answer names both and how to cancel one."""
+    job_id, plan = await _planned_move(fed)
+    submit_approved = fed.submit_approved
+
+    async def started_meanwhile(*args, **kw):
+        new = await submit_approved(*args, **kw)
+        fed.journal.apply(job_id, JobState.RUNNING, source="wrapper")  # its start, arriving
+        return new
+
+    monkeypatch.setattr(fed, "submit_approved", started_meanwhile)
+    new, old, kept = await fed.resubmit(job_id, plan=plan)
+    assert len(submits(tmp_path, plan["site"])) == 1 and _scancels(tmp_path, "alpha") == []
+    assert old.id == job_id and old.state == JobState.RUNNING
+    assert fed.job(job_id).state == JobState.RUNNING and fed.job(new.id).state != \
+        JobState.CANCELLED
+    assert f"{job_id} became RUNNING on alpha while {new.id} was submitted" in kept, kept
+    assert f"cancel {job_id} or cancel {new.id}" in kept, kept
 
 
 # ---- (6) a sites file swapped while an approval waits; outputs globs that climb ----------------

@@ -14,10 +14,13 @@ as slurmctld numbers jobs one at a time."""
 
 from __future__ import annotations
 
+import os
+import signal
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -67,8 +70,26 @@ def hub(tmp_path_factory) -> Iterator[Hub]:
         "name": "gamma", "scheduler": "slurm", "transport": {"kind": "local"},
         "workdir": "~/.diamond/gamma",
         "preamble": f'PATH={h.site_dir / "bin"}:"$PATH"; export PATH'}]}))
-    with h.serving(("alice", "erin", "fay", ODD)):
-        yield h
+    try:
+        with h.serving(("alice", "erin", "fay", ODD)):
+            yield h
+    finally:
+        stop_servers_left(h.base)
+
+
+def stop_servers_left(base: Path) -> None:
+    """With `cleanup_servers = False` the hub leaves its users' servers running when it
+    stops: end those started under `base`, so none outlives the tests."""
+    for proc in Path("/proc").iterdir():
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue  # not a process, or gone meanwhile
+        if b"jupyterhub.singleuser" in argv and any(str(base).encode() in a for a in argv):
+            try:
+                os.kill(int(proc.name), signal.SIGTERM)
+            except (OSError, ValueError):
+                pass  # ended meanwhile
 
 
 def ended(hub: Hub, user: str, job_id: str, path: str | None = None) -> dict:

@@ -12,7 +12,8 @@ Two parts, no test bed:
   since the first view (`drain_s`) below the start;
 - candidate caps on the calibrated start, each applied on top of the engine's own estimates
   (`model_replay.ENGINE`) and ranked by the engine's rule: the start capped at the recent-wait
-  bound where at most Q jobs wait, and capped at the drain time (CPUs, or jobs, ahead of the
+  bound where at most Q jobs wait (or where the calibration rests on fewer than the 29
+  jobs a measured 90% bound needs), and capped at the drain time (CPUs, or jobs, ahead of the
   probe over the CPUs, or jobs, started per second since the run's first view, once that
   span is long enough), times a factor. Scored per half of the runs by seed parity (even:
   design, odd: held out) and on the seeds above 150, with the rounds each moved, won and
@@ -37,6 +38,8 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+
+from diamond_jupyter.calibration import MIN_QBETS_WAITS
 
 from .common import emit, markdown_table, mean, parser
 from .decision_replay import engine, round_views, scored_rounds
@@ -96,14 +99,17 @@ def _cap(e: dict, cap: float | None) -> None:
     e["start_s"] = cap
 
 
-def recent_cap_when_queued(at_most: int) -> Change:
+def recent_cap_when_queued(at_most: int | None, thin: bool = False) -> Change:
     """The start capped at the site's recent-wait bound where at most `at_most` jobs wait
-    there in the round (the record's `pending`)."""
+    there in the round (the record's `pending`; None: any queue), and with `thin` only
+    where its calibration rests on fewer jobs than a measured 90% bound needs (seed 163's
+    gamma: 26)."""
     def change(run: dict) -> dict:
         run = copy.deepcopy(run)
         for r in run.get("per_round") or []:
             for site, e in (r.get("estimate") or {}).items():
-                if (r.get("pending") or {}).get(site, 0) <= at_most:
+                if (at_most is None or (r.get("pending") or {}).get(site, 0) <= at_most) \
+                        and (not thin or int(e.get("samples") or 0) < MIN_QBETS_WAITS):
                     _cap(e, e.get("recent_bound_s"))
         return run
     return change
@@ -127,6 +133,9 @@ def drain_cap(by_cpus: bool, least_span_s: float, factor: float) -> Change:
 CHANGES: dict[str, Change] = {
     **{f"recent-wait bound where at most {q} wait": recent_cap_when_queued(q)
        for q in (0, 2, 5)},
+    **{f"recent-wait bound where under {MIN_QBETS_WAITS} jobs calibrate, "
+       f"{'any queue' if q is None else f'at most {q} wait'}": recent_cap_when_queued(q, True)
+       for q in (None, 5)},
     **{f"drain of {'CPUs' if cpus else 'jobs'} from {span:g} s of starts, x{f:g}":
        drain_cap(cpus, span, f) for cpus in (True, False) for span in (24.0, 48.0)
        for f in (1.0, 2.0)},

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 
 from benchmarks import overpredict_replay as replay
@@ -49,6 +50,14 @@ def test_the_recent_wait_cap_acts_only_where_the_queue_is_short_enough():
     assert replay._regrets_and_picks(empty) == [(0.0, "a")]
     # at most 40 waiting: b is capped too, at its 1 s, and the engine keeps b
     assert replay._regrets_and_picks(replay.recent_cap_when_queued(40)(run)) == [(210.0, "b")]
+    # thin: only where the calibration rests on fewer than 29 jobs (here a: 26, b: 192)
+    thin = copy.deepcopy(run)
+    thin["per_round"][0]["estimate"]["a"]["samples"] = 26
+    thin["per_round"][0]["estimate"]["b"]["samples"] = 192
+    capped = replay.recent_cap_when_queued(None, thin=True)(thin)["per_round"][0]["estimate"]
+    assert (capped["a"]["start_s"], capped["b"]["start_s"]) == (5.0, 100.0)
+    thin["per_round"][0]["estimate"]["a"]["samples"] = 29
+    assert replay.recent_cap_when_queued(None, thin=True)(thin) == thin
     # a start from anything but the calibration is left alone
     walltime = {"seed": 164, "per_round": [round_(0, {"a": est(300.0, 600.0, 5.0, "plan"),
                                                       "b": OVER["estimate"]["b"]},

@@ -9,7 +9,9 @@ Two parts, no test bed:
   starting at the run's bound), with what the record showed beside each: the site's queue
   empty, its recent-wait bound (`recent_bound_s`, every user's jobs) below the start, and,
   from the views (runs since session 33), the work ahead drained at the rate jobs started
-  since the first view (`drain_s`) below the start;
+  since the first view (`drain_s`) below the start; and, per order of size of the
+  scheduler's estimate, the ratio the calibration took off it against the probes' own
+  (`ratio_by_horizon`);
 - candidate caps on the calibrated start, each applied on top of the engine's own estimates
   (`model_replay.ENGINE`) and ranked by the engine's rule: the start capped at the recent-wait
   bound where at most Q jobs wait (or where the calibration rests on fewer than the 29
@@ -41,7 +43,7 @@ from typing import Any
 
 from diamond_jupyter.calibration import MIN_QBETS_WAITS
 
-from .common import emit, markdown_table, mean, parser
+from .common import emit, markdown_table, mean, median, parser
 from .decision_replay import engine, round_views, scored_rounds
 from .halves import add_results_arguments, background_of, half_of
 from .model_replay import ENGINE, ERROR_FLOOR_S
@@ -183,6 +185,39 @@ def where_over(runs: list[dict]) -> dict[str, dict[str, dict[str, Any]]]:
                  for site, cells in sorted(sites.items())} for bg, sites in out.items()}
 
 
+HORIZONS_S = (300.0, 1000.0, 3000.0)  # the scheduler's estimate, binned by its order of size
+
+
+def horizon_of(raw_s: float) -> str:
+    low = max((h for h in HORIZONS_S if h <= raw_s), default=None)
+    high = min((h for h in HORIZONS_S if h > raw_s), default=None)
+    return f"{low or 30:g}-{high:g} s" if high is not None else f"{low:g} s or more"
+
+
+def ratio_by_horizon(runs: list[dict]) -> dict[str, dict[str, dict[str, Any]]]:
+    """Per background, site and order of size of the scheduler's estimate (30 s and over):
+    the median ratio the calibration gave (start / estimate) and the median ratio the probes
+    showed (started / estimate, a probe that never started at the run's bound, so at least
+    that: a lower bound where any did not start, None where half did not)."""
+    cells: dict[str, dict[str, dict[str, list[tuple[float, float, bool]]]]] = {}
+    for run in runs:
+        bound_s = float(run.get("max_wait_s") or 240.0)
+        for site, _r, e, started, _drain in _probes(run):
+            raw = e.get("raw_start_s") or 0.0
+            if raw < 30.0:
+                continue
+            cells.setdefault(background_of(run), {}).setdefault(site, {}).setdefault(
+                horizon_of(raw), []).append((e["start_s"] / raw, (
+                    bound_s if started is None else started) / raw, started is None))
+    return {bg: {site: {h: {"probes": len(v), "not_started": sum(c for *_, c in v),
+                            "calibrated_ratio": median([c for c, _, _ in v]),
+                            "started_ratio_at_least": None if 2 * sum(
+                                c for *_, c in v) >= len(v) else median([a for _, a, _ in v])}
+                        for h, v in sorted(hs.items(), key=lambda kv: float(
+                            kv[0].split("-")[0].split(" ")[0]))}
+                 for site, hs in sorted(sites.items())} for bg, sites in cells.items()}
+
+
 def _regrets_and_picks(run: dict) -> list[tuple[float, str]]:
     pick, out = engine(), []
     for r in scored_rounds(run):
@@ -245,6 +280,7 @@ def summarize(results: Path, changes: dict[str, Change] = CHANGES) -> dict[str, 
             if "per_round" in (run := json.loads(path.read_text())) and scored_rounds(run)]
     scored = score(runs, changes)
     return {"runs": Counter(background_of(r) for r in runs), "where_over": where_over(runs),
+            "ratio_by_horizon": ratio_by_horizon(runs),
             "changes": scored,
             "adopted": [n for n in changes if wins_everywhere(scored, n)]}
 
@@ -254,6 +290,11 @@ def table(data: dict[str, Any]) -> str:
              c.get("recent bound below", 0), c.get("drain below half", 0))
             for bg, sites in data["where_over"].items() for site, cells in sites.items()
             for cls, c in sorted(cells.items())]
+    horizons = [(bg, site, h, c["probes"], c["not_started"], f"{c['calibrated_ratio']:.3f}",
+                 "-" if c["started_ratio_at_least"] is None
+                 else f"{c['started_ratio_at_least']:.3f}")
+                for bg, sites in data["ratio_by_horizon"].items()
+                for site, hs in sites.items() for h, c in hs.items()]
     rows = []
     for bg, changes in data["changes"].items():
         for name, cells in changes.items():
@@ -267,6 +308,10 @@ def table(data: dict[str, Any]) -> str:
     return ("## where the calibrated start was far off\n\n" + markdown_table(
         ["background", "site", "class", "probes", "queue empty", "recent bound below start",
          "drain below half the start"], over)
+        + "\n## the calibration's ratio against the probes', by the scheduler's estimate\n\n"
+        + markdown_table(["background", "site", "estimate", "probes", "not started",
+                          "calibrated ratio (median)", "started ratio (median, at least)"],
+                         horizons)
         + "\n## caps on the calibrated start, replayed\n\n" + markdown_table(
             ["background", "change", "group", "runs", "mean of run means s",
              "rounds won", "rounds lost", "moves"], rows)

@@ -111,3 +111,19 @@ def test_seed_163s_first_round_moves_to_gamma_when_its_empty_queue_caps_its_star
     assert replay._regrets_and_picks(replay.recent_cap_when_queued(0)(run))[0] == (0.0, "gamma")
     over = replay.where_over([run])["real logs"]["gamma"]["over"]
     assert over["probes"] >= 1 and over["recent bound below"] == over["probes"]
+
+
+def test_the_ratio_by_the_estimates_size_bounds_a_probe_that_never_started():
+    # probes under a 1,750 s estimate: one started after 35 s, one never (240 s; another
+    # site's probe finished, so the round counts)
+    rounds = [round_(k, {"a": dict(est(175.0, 900.0), raw_start_s=1750.0)}, {"a": 0},
+                     {"a": c, "b": 20.0}, started=s)
+              for k, (c, s) in enumerate([(45.0, {"a": 35.0}), (240.0, None)])]
+    rounds.append(round_(2, {"a": dict(est(175.0, 900.0), raw_start_s=1750.0)}, {"a": 0},
+                         {"a": 50.0}, started={"a": 35.0}))
+    cell = replay.ratio_by_horizon([{"seed": 2, "max_wait_s": 240.0, "per_round": rounds}])
+    got = cell["depth_misleads"]["a"]["1000-3000 s"]
+    assert (got["probes"], got["not_started"], got["calibrated_ratio"]) == (3, 1, 0.1)
+    assert got["started_ratio_at_least"] == 35.0 / 1750.0  # the median of 35, 35, 240 s
+    none = replay.ratio_by_horizon([{"seed": 2, "per_round": rounds[1:2]}])
+    assert none["depth_misleads"]["a"]["1000-3000 s"]["started_ratio_at_least"] is None

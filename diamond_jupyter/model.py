@@ -1848,6 +1848,20 @@ class SiteSnapshot(_Model):
     # not set) in seconds: how far ahead its backfill plans; a waiting job expected to start
     # later keeps no slot. None: not known (the plan reaches as far as it must)
     bf_window_s: float | None = None
+    # Slurm: more of SchedulerParameters (`scontrol show config`), None where not set:
+    # bf_max_job_part (how many waiting jobs of one partition its backfill tests at most),
+    # bf_resolution in seconds (the grid its backfill plans starts and ends on; 60 when not
+    # set) and bf_min_prio_reserve (a waiting job of a lower priority keeps no slot)
+    bf_max_job_part: int | None = None
+    bf_resolution_s: int | None = None
+    bf_min_prio_reserve: int | None = None
+    # Slurm: whether memory is a consumable resource (SelectTypeParameters CR_*_Memory):
+    # False where it is not (CR_Core, CR_CPU: jobs' memory is not added up on a node, only
+    # each job's is held to the node's size); None: not read
+    memory_consumable: bool | None = None
+    # Slurm: EnforcePartLimits (ALL, ANY, NO): with ALL, sbatch refuses a job listing
+    # several partitions whose limits one of them does not meet; None: not read
+    enforce_part_limits: str | None = None
     # Slurm multifactor priority: how a new job's priority is weighed (None: not read),
     # and each waiting job's priority (`sprio` %Y, by job id; None: not read)
     priority: SlurmPriority | None = None

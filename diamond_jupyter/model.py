@@ -1422,6 +1422,13 @@ class Partition(_Model):
     instance_calendars: dict[str, str | None] | None = None
     # ... and the hosts whose instance its calendar alone closes now (qstat's D, C)
     calendar_closed: list[str] | None = None
+    # Grid Engine: the hosts whose instance takes no batch job (its qtype, as `qconf -sq`
+    # gives it there, lacks BATCH: INTERACTIVE or NONE), and the projects the queue takes
+    # jobs of (`projects`: a job of another, or of none, is not run there) and refuses
+    # (`xprojects`), by host; None: every host's is NONE (or not read)
+    no_batch_hosts: list[str] | None = None
+    projects_by_host: dict[str, list[str]] | None = None
+    xprojects_by_host: dict[str, list[str]] | None = None
     # Grid Engine: the complexes each queue instance's complex_values set (by host), by
     # full name (a shortcut written there read as its complex)
     instance_complexes: dict[str, list[str]] | None = None

@@ -337,7 +337,10 @@ from .placement_sim import (
     together_start,
 )
 from .placement_slurm_sched import (
+    MAX_CONTIGUOUS_RUNS,
+    asks_contiguous,
     behind_unreserved,
+    contiguous_runs,
     enforced_everywhere,
     on_resolution,
     own_unreserved,
@@ -2201,6 +2204,22 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                     for alt in c.items if (with_it := _meeting(alt, elig, nodes, idx,
                                                                site_arch))]
                    for c in brackets]
+        if cfg.scheduler == "slurm" and req.nodes > 1 and asks_contiguous(spec):
+            # --contiguous: each run of adjacent nodes apart, the earliest of them
+            runs = contiguous_runs(elig, req.nodes)
+            if len(runs) <= MAX_CONTIGUOUS_RUNS:
+                groups.append([Demand(req.nodes, probe.cpus, probe.gpus, dur, run,
+                                      not_before=begin_s) for run in runs])
+                said = (f"partition {p.name}: --contiguous: its {req.nodes} nodes must be "
+                        "adjacent in Slurm's node order (as scontrol show node lists them): "
+                        f"{quantity(len(runs), 'run')} of them can run it, each planned apart, "
+                        "the earliest taken")
+            else:
+                said = (f"partition {p.name}: --contiguous: {len(runs)} runs of "
+                        f"{req.nodes} adjacent nodes, too many to plan each: the start is "
+                        "planned as if any of its nodes would do")
+            if said not in v.notes:
+                (v.notes if len(runs) <= MAX_CONTIGUOUS_RUNS else v.not_checked).append(said)
         # a PBS job's chunks, each on the nodes of the queue that can hold one of it: the
         # probe above asks the least any chunk asks; they start when all find room at once
         shapes = [Shape(r.nodes, r.cpn, r.gpn, frozenset(i for i in elig

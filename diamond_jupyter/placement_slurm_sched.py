@@ -155,3 +155,21 @@ def enforced_everywhere(reqs: dict[str, Req], parts: list[Partition], snap: Site
     return ("EnforcePartLimits=ALL: sbatch refuses a job past the limits of any partition it "
             "names, though another could run it (" + "; ".join(missed) + "); name only "
             "those whose limits it meets")
+
+
+# the most runs of contiguous nodes a --contiguous job is planned on, each apart (beyond
+# them the start is planned as if any nodes would do, and that is said)
+MAX_CONTIGUOUS_RUNS = 24
+
+
+def asks_contiguous(spec: JobSpec) -> bool:
+    """Whether a Slurm job asks --contiguous (its nodes adjacent in the node order)."""
+    return any(d.dialect == "slurm" and d.option == "--contiguous" for d in spec.unknown)
+
+
+def contiguous_runs(eligible: Collection[int], count: int) -> list[list[int]]:
+    """Each run of `count` adjacent node indices (Slurm's node order, as `scontrol show
+    node` lists them) all of which are `eligible`."""
+    ok = set(eligible)
+    return [list(range(i, i + count)) for i in sorted(ok)
+            if all(i + k in ok for k in range(count))]

@@ -21,8 +21,10 @@ UTC. Each case's docstring works its answer out from these numbers."""
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
 import pytest
+from test_placement_cases import NOW, run
 from test_placement_cases25 import qos
 from test_placement_cases28 import (
     PRIORITY_CONFIG,
@@ -35,6 +37,7 @@ from test_placement_cases28 import (
     waiting,
     whole,
 )
+from test_placement_pbs_resv_ge_rqs import _ge_entry, _ge_site, _smp
 
 # ---- the flags of the job's QOS -----------------------------------------------------------
 
@@ -224,3 +227,62 @@ def test_bf_resolution_puts_a_backfill_start_on_its_grid(resolution: str | None,
                      vega(*jobs, held=ALL_CPUS, config=config))
     assert starts_in(p) == at_h, said
     assert any("bf_resolution=3600" in n for n in notes(p)) == (at_h == 6), said
+
+
+# ---- Grid Engine: a queue's qtype, projects and xprojects --------------------------------
+
+# s2 runs a 16-slot job of bob's for 3 h more; s1 is free
+S2_BUSY = {"s2": [_ge_entry("7", "bob", 16, 3)]}
+
+
+def test_a_queue_instance_whose_qtype_lacks_batch_never_runs_a_qsub_job():
+    """all.q's qtype is BATCH INTERACTIVE but INTERACTIVE alone on s1: a batch job never
+    goes there, so the 4-slot job waits for s2's job, +3 h (before: now on s1), and is told
+    why; INTERACTIVE on every host: refused."""
+    site = _ge_site(jobs=S2_BUSY, queue_conf="qtype BATCH INTERACTIVE,[s1=INTERACTIVE]\n")
+    assert site[1].partitions[0].no_batch_hosts == ["s1"]
+    v = run(_smp(4), site).verdict("delta")
+    assert v.estimated_start == NOW + timedelta(hours=3), (v.reasons, v.notes)
+    assert "queue all.q: its instances on s1 never run the job (takes no batch jobs (its " \
+        "qtype, qconf -sq, is INTERACTIVE or NONE there): a qsub job is never scheduled " \
+        "to it): passed over" in v.notes, v.notes
+    v = run(_smp(4), _ge_site(queue_conf="qtype INTERACTIVE\n")).verdict("delta")
+    assert v.estimated_start is None and any("all.q takes no batch jobs" in r
+                                             for r in v.reasons), v.reasons
+    v = run(_smp(4), _ge_site(queue_conf="qtype BATCH INTERACTIVE\n")).verdict("delta")
+    assert v.estimated_start == NOW, v.reasons
+
+
+@pytest.mark.parametrize("asks, conf, starts", [
+    ("", "projects proj1\n", False),                     # names no project: refused
+    ("#$ -P proj1\n", "projects proj1\n", True),
+    ("#$ -P proj2\n", "projects NONE\nxprojects proj2\n", False),
+    ("#$ -P proj1\n", "projects NONE\nxprojects proj2\n", True)])
+def test_a_queues_projects_and_xprojects_decide_whose_jobs_it_runs(asks: str, conf: str,
+                                                                   starts: bool):
+    """all.q with `projects proj1` runs only proj1's jobs (a job of none is refused, told
+    to give -P); `xprojects proj2` refuses proj2's (before: placed now, the lists not
+    read)."""
+    v = run(asks + _smp(4), _ge_site(queue_conf=conf)).verdict("delta")
+    assert (v.estimated_start == NOW) == starts, (v.reasons, v.notes)
+    if not starts:
+        assert any(r.startswith("queue all.q ") and "projects" in r for r in v.reasons), \
+            v.reasons
+        assert any("give one with -P" in r for r in v.reasons) == (not asks), v.reasons
+
+
+# ---- --contiguous -------------------------------------------------------------------------
+
+def test_contiguous_nodes_wait_for_a_run_of_adjacent_nodes():
+    """a01 and a03 are free, a02 and a04 busy until +6 h, b01-b02 until +8 h: two nodes
+    start now on a01 and a03; --contiguous asks two adjacent in Slurm's node order (a01-a04,
+    b01, b02 ...), the first such run free is a01-a02 or a02-a03 at +6 h (before: now)."""
+    jobs = [running("100", "a02", 48, 6), running("101", "a04", 48, 6), *CPU_FULL[4:]]
+    site = vega(*jobs, held=whole("a02", "a04", "b01", "b02"))
+    p, said = placed("#SBATCH -p batch -N 2 -c 48 -t 1:00:00", site)
+    assert starts_in(p) == 0, said
+    p, said = placed("#SBATCH -p batch -N 2 -c 48 -t 1:00:00 --contiguous", site)
+    assert starts_in(p) == 6, said
+    assert "partition batch: --contiguous: its 2 nodes must be adjacent in Slurm's node " \
+        "order (as scontrol show node lists them): 5 runs of them can run it, each planned " \
+        "apart, the earliest taken" in notes(p), said

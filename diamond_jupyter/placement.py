@@ -1412,7 +1412,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         v.verdict = "RESTRICTED" if restricted_only else "INCOMPATIBLE"
         v.reasons = problems
         return v
-    if cfg.scheduler == "slurm" and (all_limits := enforced_everywhere(reqs, parts, snap)):
+    if cfg.scheduler == "slurm" and spec.queue \
+            and (all_limits := enforced_everywhere(reqs, parts, snap)):
         v.reasons = [all_limits]
         return v
     if route is not None:  # the first destination that takes it, in the route's order

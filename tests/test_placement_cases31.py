@@ -39,6 +39,26 @@ from test_placement_cases28 import (
 )
 from test_placement_pbs_resv_ge_rqs import _ge_entry, _ge_site, _smp
 
+from diamond_jupyter.dialects.slurm_commands import SlurmCommands
+
+# ---- what `scontrol show config` says ------------------------------------------------------
+
+def test_the_scheduler_parameters_and_config_words_are_read():
+    text = ("SchedulerParameters     = bf_window=2880,bf_max_job_part=50,bf_resolution=600,"
+            "bf_min_prio_reserve=1000,bf_continue\n"
+            "SelectTypeParameters    = CR_CORE_MEMORY,CR_ONE_TASK_PER_CORE\n"
+            "EnforcePartLimits       = ALL\n")
+    _, snap = vega(config=text)
+    assert (snap.bf_max_job_part, snap.bf_resolution_s, snap.bf_min_prio_reserve,
+            snap.memory_consumable, snap.enforce_part_limits) == (50, 600, 1000, True, "ALL")
+    # not set, 0 or not a number: left out; an older config without the lines: not read
+    assert SlurmCommands.parse_backfill_limits(
+        "SchedulerParameters = bf_max_job_part=0,bf_resolution=x,bf_continue\n") == {}
+    assert SlurmCommands.parse_config_words("SelectTypeParameters = CR_CPU\n"
+                                            "EnforcePartLimits = YES\n") == (False, None)
+    assert SlurmCommands.parse_config_words("ClusterName = vega\n") == (None, None)
+
+
 # ---- the flags of the job's QOS -----------------------------------------------------------
 
 
@@ -144,6 +164,10 @@ def test_enforce_part_limits_all_refuses_a_job_past_one_named_partitions_limit(e
     if enforce != "ALL":
         assert (v.partition, starts_in(p)) == ("batch", 0), said
         return
+    # a job naming no partition goes to one that takes it (the engine names that one)
+    p, said = placed("#SBATCH -N 3 -c 8 -t 2:00:00",
+                     vega(config=f"EnforcePartLimits       = {enforce}\n"))
+    assert (p.verdict("vega").partition, starts_in(p)) == ("batch", 0), said
     assert v.estimated_start is None, said
     assert v.reasons == [
         "EnforcePartLimits=ALL: sbatch refuses a job past the limits of any partition it "

@@ -1858,10 +1858,12 @@ class SiteSnapshot(_Model):
     # Slurm: more of SchedulerParameters (`scontrol show config`), None where not set:
     # bf_max_job_part (how many waiting jobs of one partition its backfill tests at most),
     # bf_resolution in seconds (the grid its backfill plans starts and ends on; 60 when not
-    # set) and bf_min_prio_reserve (a waiting job of a lower priority keeps no slot)
+    # set), bf_min_prio_reserve (a waiting job of a lower priority keeps no slot) and
+    # bf_min_age_reserve in seconds (nor one that has waited less)
     bf_max_job_part: int | None = None
     bf_resolution_s: int | None = None
     bf_min_prio_reserve: int | None = None
+    bf_min_age_reserve_s: int | None = None
     # Slurm: whether memory is a consumable resource (SelectTypeParameters CR_*_Memory):
     # False where it is not (CR_Core, CR_CPU: jobs' memory is not added up on a node, only
     # each job's is held to the node's size); None: not read

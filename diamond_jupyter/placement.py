@@ -2178,8 +2178,8 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     # the job over, which then starts only in priority order
     mine_waiting = _backfill_passes_over(cfg, snap)
     # the waiting jobs Slurm's backfill keeps no slot for (QOS NoReserve,
-    # bf_min_prio_reserve): they wait behind the job's slot
-    unreserved = unreserved_jobs(snap) if cfg.scheduler == "slurm" \
+    # bf_min_prio_reserve, bf_min_age_reserve): they wait behind the job's slot
+    unreserved = unreserved_jobs(snap, now) if cfg.scheduler == "slurm" \
         and reservation != "fifo" else {}
     fifo_ahead: dict[str, int] = {}  # no backfill: the jobs ahead in each partition
     for order, p in enumerate(good):

@@ -3,8 +3,9 @@ the flags of the job's QOS that lift its partition's limits (PartitionTimeLimit,
 PartitionMaxNodes, PartitionMinNodes) or ask for a reservation (RequiresReservation);
 memory that is not a consumable resource (SelectTypeParameters CR_Core, CR_CPU); the
 waiting jobs Slurm's backfill keeps no slot for (their QOS's NoReserve, a priority below
-bf_min_prio_reserve); the grid its backfill plans on (bf_resolution); a job's
---contiguous. All read from the snapshot's one batch of commands; pure functions."""
+bf_min_prio_reserve, a wait shorter than bf_min_age_reserve); the grid its backfill plans
+on (bf_resolution); a job's --contiguous. All read from the snapshot's one batch of
+commands; pure functions."""
 
 from __future__ import annotations
 
@@ -81,11 +82,12 @@ def requires_reservation(spec: JobSpec, qos: str | None, snap: SiteSnapshot) -> 
             "no reservation (name one with --reservation)")
 
 
-def unreserved_jobs(snap: SiteSnapshot) -> dict[str, str]:
+def unreserved_jobs(snap: SiteSnapshot, now: datetime) -> dict[str, str]:
     """The waiting jobs Slurm's backfill keeps no slot for, by native id, with why: their
-    QOS has flag NoReserve, or their priority (sprio) is below bf_min_prio_reserve."""
+    QOS has flag NoReserve, their priority (sprio) is below bf_min_prio_reserve, or they
+    have waited less than bf_min_age_reserve (since their submit, as squeue gives it)."""
     out: dict[str, str] = {}
-    least = snap.bf_min_prio_reserve
+    least, young = snap.bf_min_prio_reserve, snap.bf_min_age_reserve_s
     for j in snap.jobs:
         if j.state != JobState.PENDING:
             continue
@@ -94,6 +96,9 @@ def unreserved_jobs(snap: SiteSnapshot) -> dict[str, str]:
             out[j.native_id] = f"QOS {j.qos} NoReserve"
         elif least and prio is not None and prio < least:
             out[j.native_id] = f"priority {prio} below bf_min_prio_reserve {least}"
+        elif young and j.submitted_at is not None \
+                and (now - j.submitted_at).total_seconds() < young:
+            out[j.native_id] = f"waiting less than bf_min_age_reserve {hms(young)}"
     return out
 
 
@@ -118,6 +123,9 @@ def own_unreserved(snap: SiteSnapshot, qos: str | None, priority: int | None) ->
     least = snap.bf_min_prio_reserve
     if least and priority is not None and priority < least:
         return f"its priority, about {priority}, is below bf_min_prio_reserve {least}"
+    if snap.bf_min_age_reserve_s:
+        return (f"none until it has waited bf_min_age_reserve "
+                f"{hms(snap.bf_min_age_reserve_s)}")
     return None
 
 

@@ -4,8 +4,9 @@ On vega (test_placement_cases28): the flags of a job's QOS that lift its partiti
 limits (PartitionTimeLimit, PartitionMaxNodes, PartitionMinNodes) or ask a reservation
 (RequiresReservation); memory that is not consumable (SelectTypeParameters CR_Core);
 EnforcePartLimits=ALL; the waiting jobs Slurm's backfill keeps no slot for (QOS NoReserve,
-bf_min_prio_reserve); bf_max_job_part; bf_resolution; --contiguous. On a Grid Engine cell
-(test_placement_pbs_resv_ge_rqs): a queue's qtype and its projects / xprojects.
+bf_min_prio_reserve, bf_min_age_reserve); bf_max_job_part; bf_resolution; --contiguous.
+On a Grid Engine cell (test_placement_pbs_resv_ge_rqs): a queue's qtype and its projects /
+xprojects.
 
 vega (test_placement_cases28):
   a01-a04  48 CPUs  192000 MB               batch, shared, standby
@@ -45,12 +46,13 @@ from diamond_jupyter.dialects.slurm_commands import SlurmCommands
 
 def test_the_scheduler_parameters_and_config_words_are_read():
     text = ("SchedulerParameters     = bf_window=2880,bf_max_job_part=50,bf_resolution=600,"
-            "bf_min_prio_reserve=1000,bf_continue\n"
+            "bf_min_prio_reserve=1000,bf_min_age_reserve=600,bf_continue\n"
             "SelectTypeParameters    = CR_CORE_MEMORY,CR_ONE_TASK_PER_CORE\n"
             "EnforcePartLimits       = ALL\n")
     _, snap = vega(config=text)
     assert (snap.bf_max_job_part, snap.bf_resolution_s, snap.bf_min_prio_reserve,
-            snap.memory_consumable, snap.enforce_part_limits) == (50, 600, 1000, True, "ALL")
+            snap.bf_min_age_reserve_s, snap.memory_consumable, snap.enforce_part_limits) == (
+        50, 600, 1000, 600, True, "ALL")
     # not set, 0 or not a number: left out; an older config without the lines: not read
     assert SlurmCommands.parse_backfill_limits(
         "SchedulerParameters = bf_max_job_part=0,bf_resolution=x,bf_continue\n") == {}
@@ -197,6 +199,22 @@ def test_a_waiting_job_of_a_no_reserve_qos_keeps_no_slot_ahead_of_the_job():
     assert "partition batch: Slurm's backfill keeps no slot for 1 waiting job ahead (QOS " \
         "scav NoReserve): they start only where they delay no job that keeps one, so the " \
         "job is planned before them" in notes(p), said
+
+
+@pytest.mark.parametrize("age, hours_", [(3600, 8), (3 * 3600, 6)])
+def test_bf_min_age_reserve_leaves_a_job_waiting_less_no_slot(age: int, hours_: int):
+    """500 (as above) was submitted 2 h ago. bf_min_age_reserve=3600: it has waited long
+    enough to keep its slot, the job starts at +8 h; 10800: it keeps none yet, the job goes
+    first at +6 h (before: +8 h), and the job itself keeps none until it has waited that
+    long (said)."""
+    jobs = [*CPU_FULL, waiting("500", "Resources", cpus=192, count=4)]
+    p, said = placed("#SBATCH -p batch -c 48 -t 1:00:00", vega(
+        *jobs, held=ALL_CPUS, config=f"SchedulerParameters = bf_min_age_reserve={age}\n"))
+    assert starts_in(p) == hours_, said
+    assert any("(waiting less than bf_min_age_reserve 3:00:00)" in n
+               for n in notes(p)) == (hours_ == 6), said
+    assert any("the job keeps no slot in Slurm's backfill plan (none until it has waited "
+               "bf_min_age_reserve" in n for n in notes(p)), said
 
 
 def test_bf_min_prio_reserve_leaves_a_lower_priority_waiting_job_no_slot():

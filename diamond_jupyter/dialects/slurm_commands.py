@@ -611,11 +611,12 @@ class SlurmCommands(FailureReading, AccountingReach):
 
     @staticmethod
     def parse_backfill_limits(text: str) -> dict[str, int]:
-        """`bf_max_job_part=N`, `bf_resolution=S` (seconds) and `bf_min_prio_reserve=P` of
-        `SchedulerParameters = ...` in `scontrol show config`, by those names; one not set,
-        0 or not a whole number is left out."""
+        """`bf_max_job_part=N`, `bf_resolution=S` (seconds), `bf_min_prio_reserve=P` and
+        `bf_min_age_reserve=S` (seconds) of `SchedulerParameters = ...` in `scontrol show
+        config`, by those names; one not set, 0 or not a whole number is left out."""
         params = _scheduler_parameters(text) or {}
-        return {k: int(n) for k in ("bf_max_job_part", "bf_resolution", "bf_min_prio_reserve")
+        return {k: int(n) for k in ("bf_max_job_part", "bf_resolution", "bf_min_prio_reserve",
+                                    "bf_min_age_reserve")
                 if re.fullmatch(r"[0-9]{1,9}", n := params.get(k, "")) and int(n)}
 
     @staticmethod
@@ -1043,6 +1044,7 @@ class SlurmCommands(FailureReading, AccountingReach):
             bf_max_job_part=backfill_more.get("bf_max_job_part"),
             bf_resolution_s=backfill_more.get("bf_resolution"),
             bf_min_prio_reserve=backfill_more.get("bf_min_prio_reserve"),
+            bf_min_age_reserve_s=backfill_more.get("bf_min_age_reserve"),
             memory_consumable=memory_consumable, enforce_part_limits=enforce_part_limits,
             backfill=self.parse_backfill(outputs.get("config", "")),
             priority=priority,

@@ -338,6 +338,8 @@ from .placement_sim import (
 )
 from .placement_slurm_sched import (
     MAX_CONTIGUOUS_RUNS,
+    OWN_UNRESERVED_SAID,
+    UNRESERVED_AHEAD_SAID,
     asks_contiguous,
     behind_unreserved,
     contiguous_runs,
@@ -2284,9 +2286,9 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
         under = job_qos(spec.qos, p, snap, spec.account or cfg.default_account)[0]
         if cfg.scheduler == "slurm" and reservation != "fifo" and (why := own_unreserved(
                 snap, under, ranked.priority if ranked is not None else None)):
-            said = (f"partition {p.name}: the job keeps no slot in Slurm's backfill plan "
-                    f"({why}): it starts where it delays no job that keeps one, and jobs "
-                    "behind it may start first and delay it, so the start said is its earliest")
+            said = (f"partition {p.name}: {OWN_UNRESERVED_SAID} ({why}): it starts where "
+                    "it delays no job that keeps one, and jobs behind it may start first and "
+                    "delay it, so the start said is its earliest")
             if said not in v.notes:
                 v.notes.append(said)
         part_waiting = partition_passes_over(cfg, snap, p.name)
@@ -2352,11 +2354,11 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                 before = queue[:len(queue) if at is None else at]
                 queue, at = behind_unreserved(queue, at, unreserved)
                 moved = [d.native_id for d in before if d.native_id in unreserved]
-                if moved and not any(n.startswith(f"partition {name}: Slurm's backfill keeps "
-                                                  "no slot") for n in v.notes):
+                if moved and not any(n.startswith(f"partition {name}: "
+                                                  f"{UNRESERVED_AHEAD_SAID}") for n in v.notes):
                     whys = sorted({unreserved[x] for x in moved if x})
                     v.notes.append(
-                        f"partition {name}: Slurm's backfill keeps no slot for "
+                        f"partition {name}: {UNRESERVED_AHEAD_SAID} "
                         f"{quantity(len(set(moved)), 'waiting job')} ahead ("
                         + "; ".join(whys) + "): they start only where they delay no job "
                         "that keeps one, so the job is planned before them")
@@ -2509,6 +2511,10 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
         best = cand if best is None or cand < best else best
     assert best is not None
     start_s, _, _, pname, source, raw_s, raw_source = best
+    if raw_s <= 0:  # a job that starts now needs no slot in the backfill plan, nor
+        # goes before the jobs that keep none
+        v.notes = [n for n in v.notes if OWN_UNRESERVED_SAID not in n
+                   and UNRESERVED_AHEAD_SAID not in n]
     v.waits_for = waiting.get(pname, [])
     req, fit = reqs[pname], fits[pname]
     raw_st, raw_queue, calibrated, pending = views_for(pname)

@@ -115,6 +115,12 @@ def behind_unreserved(queue: list[Demand], at: int | None, unreserved: Collectio
     return kept + moved + queue[k:], len(kept)
 
 
+# how the notes begin (after their partition) that the job keeps no slot in the backfill
+# plan, and that waiting jobs ahead keep none
+OWN_UNRESERVED_SAID = "the job keeps no slot in Slurm's backfill plan"
+UNRESERVED_AHEAD_SAID = "Slurm's backfill keeps no slot for"
+
+
 def own_unreserved(snap: SiteSnapshot, qos: str | None, priority: int | None) -> str | None:
     """Why the new job itself keeps no slot in the backfill plan: its QOS's NoReserve, or
     its priority below bf_min_prio_reserve."""

@@ -215,6 +215,10 @@ def test_bf_min_age_reserve_leaves_a_job_waiting_less_no_slot(age: int, hours_: 
                for n in notes(p)) == (hours_ == 6), said
     assert any("the job keeps no slot in Slurm's backfill plan (none until it has waited "
                "bf_min_age_reserve" in n for n in notes(p)), said
+    # a job that starts now needs no slot: not said
+    p, said = placed("#SBATCH -p bigmem -c 4 -t 1:00:00", vega(
+        *jobs, held=ALL_CPUS, config=f"SchedulerParameters = bf_min_age_reserve={age}\n"))
+    assert starts_in(p) == 0 and not any("keeps no slot" in n for n in notes(p)), said
 
 
 def test_bf_min_prio_reserve_leaves_a_lower_priority_waiting_job_no_slot():

@@ -41,6 +41,8 @@ from test_placement_cases28 import (
 from test_placement_pbs_resv_ge_rqs import _ge_entry, _ge_site, _smp
 
 from diamond_jupyter.dialects.slurm_commands import SlurmCommands
+from diamond_jupyter.testbed.clusters import base_dir, cluster
+from diamond_jupyter.testbed.host import _ctl
 
 # ---- what `scontrol show config` says ------------------------------------------------------
 
@@ -332,3 +334,16 @@ def test_contiguous_nodes_wait_for_a_run_of_adjacent_nodes():
     assert "partition batch: --contiguous: its 2 nodes must be adjacent in Slurm's node " \
         "order (as scontrol show node lists them): 5 runs of them can run it, each planned " \
         "apart, the earliest taken" in notes(p), said
+
+
+# ---- the real test bed: what its scontrol prints of these --------------------------------
+
+@pytest.mark.testbed
+def test_the_test_beds_scontrol_show_config_is_read_for_memory_and_partition_limits(tb):
+    """alpha (Slurm 22.05) runs SelectTypeParameters=CR_CPU: memory is no consumable there,
+    as read; its EnforcePartLimits line (22.05 prints one, NO unless set) is read too, and
+    its SchedulerParameters set none of the backfill limits read here."""
+    config = _ctl(base_dir(), cluster("alpha"), "scontrol", "show", "config").stdout
+    memory, enforce = SlurmCommands.parse_config_words(config)
+    assert memory is False and enforce in ("NO", "ANY", "ALL"), config
+    assert SlurmCommands.parse_backfill_limits(config) == {}, config

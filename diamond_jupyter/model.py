@@ -1422,6 +1422,13 @@ class Partition(_Model):
     instance_calendars: dict[str, str | None] | None = None
     # ... and the hosts whose instance its calendar alone closes now (qstat's D, C)
     calendar_closed: list[str] | None = None
+    # Grid Engine: the hosts whose instance takes no batch job (its qtype, as `qconf -sq`
+    # gives it there, lacks BATCH: INTERACTIVE or NONE), and the projects the queue takes
+    # jobs of (`projects`: a job of another, or of none, is not run there) and refuses
+    # (`xprojects`), by host; None: every host's is NONE (or not read)
+    no_batch_hosts: list[str] | None = None
+    projects_by_host: dict[str, list[str]] | None = None
+    xprojects_by_host: dict[str, list[str]] | None = None
     # Grid Engine: the complexes each queue instance's complex_values set (by host), by
     # full name (a shortcut written there read as its complex)
     instance_complexes: dict[str, list[str]] | None = None
@@ -1848,6 +1855,22 @@ class SiteSnapshot(_Model):
     # not set) in seconds: how far ahead its backfill plans; a waiting job expected to start
     # later keeps no slot. None: not known (the plan reaches as far as it must)
     bf_window_s: float | None = None
+    # Slurm: more of SchedulerParameters (`scontrol show config`), None where not set:
+    # bf_max_job_part (how many waiting jobs of one partition its backfill tests at most),
+    # bf_resolution in seconds (the grid its backfill plans starts and ends on; 60 when not
+    # set), bf_min_prio_reserve (a waiting job of a lower priority keeps no slot) and
+    # bf_min_age_reserve in seconds (nor one that has waited less)
+    bf_max_job_part: int | None = None
+    bf_resolution_s: int | None = None
+    bf_min_prio_reserve: int | None = None
+    bf_min_age_reserve_s: int | None = None
+    # Slurm: whether memory is a consumable resource (SelectTypeParameters CR_*_Memory):
+    # False where it is not (CR_Core, CR_CPU: jobs' memory is not added up on a node, only
+    # each job's is held to the node's size); None: not read
+    memory_consumable: bool | None = None
+    # Slurm: EnforcePartLimits (ALL, ANY, NO): with ALL, sbatch refuses a job listing
+    # several partitions whose limits one of them does not meet; None: not read
+    enforce_part_limits: str | None = None
     # Slurm multifactor priority: how a new job's priority is weighed (None: not read),
     # and each waiting job's priority (`sprio` %Y, by job id; None: not read)
     priority: SlurmPriority | None = None

@@ -147,6 +147,7 @@ from .placement_ahead import (
     _suspended_notes,
     _waiting_notes,
     _waits_on_dependency,
+    partition_passes_over,
     preemption_delays,
     preemption_off_note,
     qos_victims,
@@ -334,6 +335,20 @@ from .placement_sim import (
     slots_position,
     spread_words,
     together_start,
+)
+from .placement_slurm_sched import (
+    MAX_CONTIGUOUS_RUNS,
+    OWN_UNRESERVED_SAID,
+    UNRESERVED_AHEAD_SAID,
+    asks_contiguous,
+    behind_unreserved,
+    contiguous_runs,
+    enforced_everywhere,
+    on_resolution,
+    own_unreserved,
+    requires_reservation,
+    slurm_config_view,
+    unreserved_jobs,
 )
 from .placement_stale import is_stale_note, replayed_arrivals, stale_note
 from .placement_time import HORIZON_S, READY_TOLERANCE_S, job_window, plus_seconds
@@ -799,6 +814,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                                          site_zone(cfg, snap)[0])
     v.notes += resv_said
     snap = _magnetic_open(snap, magnetic)
+    if cfg.scheduler == "slurm":  # its QOS's flags, memory not consumable
+        snap, config_said = slurm_config_view(spec, snap, spec.account or cfg.default_account)
+        v.notes += config_said
     for r in magnetic:
         v.notes.append(f"reservation {r.name} is MAGNETIC and open to you: Slurm may run the "
                        "job on its nodes without --reservation (inside it, not across its "
@@ -1177,6 +1195,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                          f"{', '.join(p.denied_accounts)})")
         qos, qos_note = job_qos(spec.qos, p, snap, account)
         qos_of[p.name] = qos
+        if cfg.scheduler == "slurm" and (needs_resv := requires_reservation(spec, qos, snap)):
+            restr.append(needs_resv)
         if qos_note:
             adjusted[p.name].append(f"partition {p.name}: {qos_note}")
         restr += assoc_misses(spec.qos, p, snap, account)
@@ -1393,6 +1413,10 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     if not good:
         v.verdict = "RESTRICTED" if restricted_only else "INCOMPATIBLE"
         v.reasons = problems
+        return v
+    if cfg.scheduler == "slurm" and spec.queue \
+            and (all_limits := enforced_everywhere(reqs, parts, snap)):
+        v.reasons = [all_limits]
         return v
     if route is not None:  # the first destination that takes it, in the route's order
         order = route.routes_to or []
@@ -2155,6 +2179,10 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     # Slurm's bf_max_job_user reached by the user's jobs waiting: its backfill passes
     # the job over, which then starts only in priority order
     mine_waiting = _backfill_passes_over(cfg, snap)
+    # the waiting jobs Slurm's backfill keeps no slot for (QOS NoReserve,
+    # bf_min_prio_reserve, bf_min_age_reserve): they wait behind the job's slot
+    unreserved = unreserved_jobs(snap, now) if cfg.scheduler == "slurm" \
+        and reservation != "fifo" else {}
     fifo_ahead: dict[str, int] = {}  # no backfill: the jobs ahead in each partition
     for order, p in enumerate(good):
         req, fit = reqs[p.name], fits[p.name]
@@ -2179,6 +2207,22 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                     for alt in c.items if (with_it := _meeting(alt, elig, nodes, idx,
                                                                site_arch))]
                    for c in brackets]
+        if cfg.scheduler == "slurm" and req.nodes > 1 and asks_contiguous(spec):
+            # --contiguous: each run of adjacent nodes apart, the earliest of them
+            runs = contiguous_runs(elig, req.nodes)
+            if len(runs) <= MAX_CONTIGUOUS_RUNS:
+                groups.append([Demand(req.nodes, probe.cpus, probe.gpus, dur, run,
+                                      not_before=begin_s) for run in runs])
+                said = (f"partition {p.name}: --contiguous: its {req.nodes} nodes must be "
+                        "adjacent in Slurm's node order (as scontrol show node lists them): "
+                        f"{quantity(len(runs), 'run')} of them can run it, each planned apart, "
+                        "the earliest taken")
+            else:
+                said = (f"partition {p.name}: --contiguous: {len(runs)} runs of "
+                        f"{req.nodes} adjacent nodes, too many to plan each: the start is "
+                        "planned as if any of its nodes would do")
+            if said not in v.notes:
+                (v.notes if len(runs) <= MAX_CONTIGUOUS_RUNS else v.not_checked).append(said)
         # a PBS job's chunks, each on the nodes of the queue that can hold one of it: the
         # probe above asks the least any chunk asks; they start when all find room at once
         shapes = [Shape(r.nodes, r.cpn, r.gpn, frozenset(i for i in elig
@@ -2240,6 +2284,14 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
 
         # preempt/qos: the running jobs the job's QOS preempts (by native id)
         under = job_qos(spec.qos, p, snap, spec.account or cfg.default_account)[0]
+        if cfg.scheduler == "slurm" and reservation != "fifo" and (why := own_unreserved(
+                snap, under, ranked.priority if ranked is not None else None)):
+            said = (f"partition {p.name}: {OWN_UNRESERVED_SAID} ({why}): it starts where "
+                    "it delays no job that keeps one, and jobs behind it may start first and "
+                    "delay it, so the start said is its earliest")
+            if said not in v.notes:
+                v.notes.append(said)
+        part_waiting = partition_passes_over(cfg, snap, p.name)
         by_qos = qos_victims(under, snap)
         if by_qos and (said := _qos_preempts_said(under, by_qos, snap)) not in v.notes:
             v.notes.append(said)
@@ -2255,7 +2307,8 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                      top_by: dict[str, int] = top_by,
                      fair: FairShareView | None = fair,
                      ranked: PriorityView | None = ranked,
-                     by_qos: dict[str, float] = by_qos) -> float:
+                     by_qos: dict[str, float] = by_qos,
+                     part_waiting: set[str] | None = part_waiting) -> float:
             if victims or by_qos:  # the running jobs it preempts give their nodes (after
                 # GraceTime)
                 st = preempted(st, victims, held=suspended,
@@ -2275,6 +2328,19 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                         f"enough of them have started, or the jobs waiting ahead in partition "
                         f"{name} have (in priority order): +{hms(tested)}")
                 probe = replace(probe, not_before=tested)
+            if part_waiting is not None and (tested := _backfill_tests_from(
+                    st, queue, name, res, top, part_waiting, snap,
+                    cap=snap.bf_max_job_part)) > probe.not_before:
+                if not any(n.startswith(f"partition {name}: Slurm's backfill tests at most "
+                                        f"{snap.bf_max_job_part} waiting jobs of a partition")
+                           for n in v.notes):  # the first (walltime) view's
+                    v.notes.append(
+                        f"partition {name}: Slurm's backfill tests at most "
+                        f"{snap.bf_max_job_part} waiting jobs of a partition (bf_max_job_part) "
+                        f"and {len(part_waiting)} wait in {name}: it passes the job over "
+                        f"until enough of them have started (in priority order): "
+                        f"+{hms(tested)}")
+                probe = replace(probe, not_before=tested)
             at = slots_position(queue, req.nodes * max(req.cpn, 1), st.cap_c) \
                 if by_slots else None
             if fair is not None:  # LSF fair share: lower priorities wait behind it
@@ -2284,6 +2350,18 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                                      for n in v.notes):  # the first (walltime) view's
                     v.notes.append(ranked.note(queue, tiers, tier))
                 queue, at = ranked.order(queue, tiers, tier)
+            if unreserved:  # those ahead that keep no slot go behind its slot
+                before = queue[:len(queue) if at is None else at]
+                queue, at = behind_unreserved(queue, at, unreserved)
+                moved = [d.native_id for d in before if d.native_id in unreserved]
+                if moved and not any(n.startswith(f"partition {name}: "
+                                                  f"{UNRESERVED_AHEAD_SAID}") for n in v.notes):
+                    whys = sorted({unreserved[x] for x in moved if x})
+                    v.notes.append(
+                        f"partition {name}: {UNRESERVED_AHEAD_SAID} "
+                        f"{quantity(len(set(moved)), 'waiting job')} ahead ("
+                        + "; ".join(whys) + "): they start only where they delay no job "
+                        "that keeps one, so the job is planned before them")
             if res == "fifo" and name not in fifo_ahead:  # the first (walltime) view's
                 fifo_ahead[name] = fifo_jobs_ahead(st, queue if at is None else queue[:at],
                                                    probe)
@@ -2421,10 +2499,22 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
             v.notes.append(held.why if held.why.startswith((f"{where} ", f"{where}'s "))
                            else f"{where}: {held.why}")
             waiting[p.name].append(held.why)
+        if cfg.scheduler == "slurm" and reservation != "fifo" and est is None \
+                and (grid := snap.bf_resolution_s) and raw > 0 \
+                and on_resolution(start, now, grid) > start:
+            # the backfill keeps its plan's times on a grid of bf_resolution seconds
+            raw, start = on_resolution(raw, now, grid), on_resolution(start, now, grid)
+            v.notes.append(f"partition {p.name}: Slurm's backfill plans starts and ends on a "
+                           f"grid of {hms(grid)} (bf_resolution={grid}): the start "
+                           f"rounds up to +{hms(start)}")
         cand = (start, p.name != default, order, p.name, source, raw, raw_source)
         best = cand if best is None or cand < best else best
     assert best is not None
     start_s, _, _, pname, source, raw_s, raw_source = best
+    if raw_s <= 0:  # a job that starts now needs no slot in the backfill plan, nor
+        # goes before the jobs that keep none
+        v.notes = [n for n in v.notes if OWN_UNRESERVED_SAID not in n
+                   and UNRESERVED_AHEAD_SAID not in n]
     v.waits_for = waiting.get(pname, [])
     req, fit = reqs[pname], fits[pname]
     raw_st, raw_queue, calibrated, pending = views_for(pname)

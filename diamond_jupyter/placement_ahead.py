@@ -166,12 +166,26 @@ def _backfill_passes_over(cfg: SiteConfig, snap: SiteSnapshot) -> set[str] | Non
     return mine if len(mine) >= cap else None
 
 
+def partition_passes_over(cfg: SiteConfig, snap: SiteSnapshot, partition: str
+                          ) -> set[str] | None:
+    """The jobs waiting in `partition` (native ids) on a Slurm site whose backfill tests no
+    more of one partition's (SchedulerParameters bf_max_job_part, reached by them): it
+    passes the job over; None where it tests it, or where there is no backfill."""
+    cap = snap.bf_max_job_part
+    if cfg.scheduler != "slurm" or not cap or snap.backfill == "fifo":
+        return None
+    waiting = {j.native_id for j in snap.pending if not held_reason(j.reason)
+               and partition in (j.partition or "").split(",")}
+    return waiting if len(waiting) >= cap else None
+
+
 def _backfill_tests_from(st: SimState, queue: list[Demand], partition: str,
-                         res: Reservation, top: int, mine: set[str], snap: SiteSnapshot
-                         ) -> float:
+                         res: Reservation, top: int, mine: set[str], snap: SiteSnapshot,
+                         cap: int | None = None) -> float:
     """When a job passed over by Slurm's backfill (`_backfill_passes_over`: `mine` wait)
     may start (seconds from now, the queue played out): once so many of `mine` have started
-    that fewer than bf_max_job_user still wait (the backfill tests it then), or once every
+    that fewer than bf_max_job_user (`cap`: bf_max_job_part, `mine` the partition's jobs)
+    still wait (the backfill tests it then), or once every
     job waiting ahead in `partition` has (Slurm's main scheduler starts a partition's jobs
     in priority order, none after one that cannot start)."""
     ahead = [replace(d, done=False, start=None, held=None) for d in queue]
@@ -182,7 +196,7 @@ def _backfill_tests_from(st: SimState, queue: list[Demand], partition: str,
             s = math.inf if d.start is None else d.start
             own[d.native_id] = min(own.get(d.native_id, s), s)
     started = sorted(own.values()) + [math.inf] * (len(mine) - len(own))
-    tested = started[len(mine) - (snap.bf_max_job_user or 0)]
+    tested = started[len(mine) - (cap or snap.bf_max_job_user or 0)]
     in_order = max((d.start for d in ahead if d.start is not None
                     and partition in (d.partition or "").split(",")), default=0.0)
     return min(tested, in_order)

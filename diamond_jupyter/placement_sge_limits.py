@@ -34,7 +34,7 @@ from .model import (
     SiteSnapshot,
     hms,
 )
-from .placement_fit import Req
+from .placement_fit import Req, _few
 from .placement_limits import Wait, _room_after, sge_project
 from .placement_sge_names import (
     forced_misses,
@@ -665,6 +665,25 @@ def _quota_checks(spec: JobSpec, p: Partition, hosts: list[str], slots: int,
         out.waits.setdefault(p.name, []).append(Wait(waits[h][0], waits[h][1]))
 
 
+# why a queue instance whose qtype lacks BATCH never runs the job
+_NO_BATCH = ("takes no batch jobs (its qtype, qconf -sq, is INTERACTIVE or NONE there): "
+             "a qsub job is never scheduled to it")
+
+
+def project_misses(p: Partition, hosts: list[str], project: str | None) -> set[str]:
+    """The hosts of `p` that never run a job of `project` (None: of none): their
+    instance's `projects` lists others only, or its `xprojects` names it."""
+    allowed, denied = p.projects_by_host or {}, p.xprojects_by_host or {}
+    return {h for h in hosts if (h in allowed and project not in allowed[h])
+            or (project is not None and project in denied.get(h, ()))}
+
+
+def _project_said(project: str | None) -> str:
+    return (f"its projects / xprojects, qconf -sq, do not take project {project}"
+            if project else "takes only the jobs of the projects it lists (projects, qconf "
+            "-sq), and the job names none: give one with -P")
+
+
 def sge_queue_limits(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot,
                      parts: list[Partition], members: Mapping[str, list[str]],
                      fit: Collection[str], slots: int, per_host: int, now: datetime,
@@ -693,8 +712,23 @@ def sge_queue_limits(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot,
                 parse_expression(asked)
             except ExpressionError as e:
                 out.not_checked.append(f"-l {name}: {e}")
+    project = sge_project(spec)
     for p in parts:
         hosts = [h for h in members.get(p.name, []) if h in fit]
+        for missed, why in ((set(p.no_batch_hosts or ()) & set(hosts), _NO_BATCH),
+                            (project_misses(p, hosts, project), _project_said(project))):
+            if not missed:
+                continue
+            if len(missed) == len(hosts):
+                out.refused.setdefault(p.name, []).append(f"queue {p.name} {why}")
+                break
+            out.never_hosts.setdefault(p.name, set()).update(missed)
+            out.notes.setdefault(p.name, []).append(
+                f"queue {p.name}: its instances on {_few(missed)} never run the job ("
+                f"{why}): passed over")
+            hosts = [h for h in hosts if h not in missed]
+        if p.name in out.refused:
+            continue
         if missed := forced_misses(spec, snap, p, hosts):  # FORCED complexes not asked
             if len(missed) == len(hosts):
                 out.refused.setdefault(p.name, []).append(forced_said(p, missed, snap))

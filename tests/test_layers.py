@@ -24,6 +24,7 @@ BELOW = ["aio", "dialects", "transports", "sites", "sites_rest", "site_kinds", "
          "placement_het", "placement_hosts", "placement_limits", "placement_node_notes",
          "placement_pbs_resv", "placement_priority", "placement_rank", "placement_resv",
          "placement_sge", "placement_sge_limits", "placement_sge_names", "placement_sim",
+         "placement_slurm_sched",
          "placement_time",
          "calibration", "leases", "events",
          "model", "config", "workflow", "wrapper", "needs", "script_body", "capabilities",

@@ -253,12 +253,13 @@ def _ge_entry(jid: str, owner: str, slots: int, left_h: float, limit_h: int = 4)
 
 def _ge_site(*, quotas: str | None = "", calendars: str = "", calendar: str = "NONE",
              jobs: dict[str, list[str]] | None = None, state: str = "",
-             groups: dict[str, str] | None = None):
+             groups: dict[str, str] | None = None, queue_conf: str = ""):
     """A Grid Engine site of two 16-slot hosts (s1, s2) with one queue, all.q (16 slots
     an instance, h_rt 72 h, its `calendar`), probed as alice. `quotas`: `qconf -srqs`'s
     output (None: the probe failed); `calendars`: the `qconf -scal` loop's; `jobs`: the
     running jobs' entries by host; `state`: the instances' qstat state; `groups`: the
-    snapshot's host groups and access lists outputs ("hostgroups", "access_lists")."""
+    snapshot's host groups and access lists outputs ("hostgroups", "access_lists");
+    `queue_conf`: more of all.q's `qconf -sq` lines."""
     jobs = jobs or {}
     inst = "".join(
         f"<Queue-List><name>all.q@{h}</name><qtype>BIP</qtype><slots_used>"
@@ -274,7 +275,7 @@ def _ge_site(*, quotas: str | None = "", calendars: str = "", calendar: str = "N
         "</hostvalue><hostvalue name='mem_total'>64.0G</hostvalue></host>"
         for h in ("s1", "s2")) + "</qhost>"
     conf = (f"qname all.q\nhostlist s1 s2\npe_list smp\nh_rt 72:00:00\nslots 16\n"
-            f"calendar {calendar}\n")
+            f"calendar {calendar}\n{queue_conf}")
     snap = SgeCommands(tz=timezone.utc).parse_snapshot("delta", {
         "queue": qstat, "hosts": qhost, "queues": conf, "pes": "smp\n",
         "pe_rules": "pe_name smp\nallocation_rule $pe_slots\n\n", "user": "alice\n",

@@ -767,6 +767,7 @@ class SgeCommands(FailureReading, AccountingReach):
             # is scheduled to it) in every instance: it starts no job; in some, those hosts
             # are not its own until they take jobs again
             open_ = [i for i in mine if not _CLOSED.search(i["state"])]
+            hosts = [i["host"] for i in mine if i["host"]]
             alarm = bool(mine) and not open_ and all(
                 re.fullmatch(r"[aA]+", i["state"]) for i in mine)
             out.append(Partition(
@@ -789,6 +790,11 @@ class SgeCommands(FailureReading, AccountingReach):
                                                                      if i["host"]], groups or {}),
                 calendar_closed=[i["host"] for i in mine if i["host"]
                                  and re.fullmatch(r"[DC]+", i["state"])] or None,
+                no_batch_hosts=[h for h in hosts if "BATCH" not in host_value(
+                    cfg["qtype"], h, groups or {}).upper().replace(",", " ").split()]
+                or None if cfg.get("qtype") else None,
+                projects_by_host=_host_names(cfg.get("projects"), hosts, groups or {}),
+                xprojects_by_host=_host_names(cfg.get("xprojects"), hosts, groups or {}),
                 instance_complexes=_instance_complexes(
                     cfg.get("complex_values"), [i["host"] for i in mine if i["host"]],
                     groups or {}, complex_names),
@@ -956,6 +962,17 @@ def _calendars(text: str | None, hosts: list[str], groups: dict[str, list[str]]
     out = {h: (None if (c := host_value(text, h, groups).strip()).upper() in ("", "NONE")
                else c) for h in hosts}
     return out if any(out.values()) else None
+
+
+def _host_names(text: str | None, hosts: list[str], groups: dict[str, list[str]]
+                ) -> dict[str, list[str]] | None:
+    """A queue's list of names (`projects`, `xprojects`: `NONE`, `p1 p2`, `p1,[@g=p2]`)
+    on each of its hosts that has one; None where none has."""
+    if not text or text.strip().upper() == "NONE" or not hosts:
+        return None
+    out = {h: names for h in hosts if (names := [
+        x for x in re.split(r"[\s,]+", host_value(text, h, groups)) if x and x.upper() != "NONE"])}
+    return out or None
 
 
 def _limit(text: str | None) -> int | None:

@@ -610,6 +610,31 @@ class SlurmCommands(FailureReading, AccountingReach):
         return None
 
     @staticmethod
+    def parse_backfill_limits(text: str) -> dict[str, int]:
+        """`bf_max_job_part=N`, `bf_resolution=S` (seconds), `bf_min_prio_reserve=P` and
+        `bf_min_age_reserve=S` (seconds) of `SchedulerParameters = ...` in `scontrol show
+        config`, by those names; one not set, 0 or not a whole number is left out."""
+        params = _scheduler_parameters(text) or {}
+        return {k: int(n) for k in ("bf_max_job_part", "bf_resolution", "bf_min_prio_reserve",
+                                    "bf_min_age_reserve")
+                if re.fullmatch(r"[0-9]{1,9}", n := params.get(k, "")) and int(n)}
+
+    @staticmethod
+    def parse_config_words(text: str) -> tuple[bool | None, str | None]:
+        """From `scontrol show config`: whether memory is consumable (`SelectTypeParameters
+        = CR_CORE_MEMORY`: True; CR_CORE, CR_CPU ...: False; None without the line) and
+        EnforcePartLimits (`ALL`, `ANY`, `NO`; None without the line)."""
+        memory = enforce = None
+        for line in text.splitlines():
+            key, eq, value = line.partition("=")
+            key, value = key.strip(), value.strip().upper()
+            if eq and key == "SelectTypeParameters" and value.startswith("CR_"):
+                memory = any(w.strip().endswith("MEMORY") for w in value.split(","))
+            elif eq and key == "EnforcePartLimits" and value in ("ALL", "ANY", "NO"):
+                enforce = value
+        return memory, enforce
+
+    @staticmethod
     def parse_bf_window(text: str) -> float | None:
         """`bf_window=M` (minutes) of `SchedulerParameters = ...` in `scontrol show
         config`, in seconds: how far ahead Slurm's backfill plans; its default, 1440
@@ -1006,6 +1031,9 @@ class SlurmCommands(FailureReading, AccountingReach):
             skipped.append(f"scontrol show config: priority weights left out, "
                            f"{priority.unread['weights']}")
         preempt_type, preempt_exempt = self.parse_preemption(outputs.get("config", ""))
+        backfill_more = self.parse_backfill_limits(outputs.get("config", ""))
+        memory_consumable, enforce_part_limits = self.parse_config_words(
+            outputs.get("config", ""))
         return SiteSnapshot(
             reservations=resv, node_timeouts=timeouts or None,
             preempt_type=preempt_type, preempt_exempt_s=preempt_exempt,
@@ -1013,6 +1041,11 @@ class SlurmCommands(FailureReading, AccountingReach):
             max_array_size=self.parse_max_array_size(outputs.get("config", "")),
             bf_max_job_user=self.parse_bf_max_job_user(outputs.get("config", "")),
             bf_window_s=self.parse_bf_window(outputs.get("config", "")),
+            bf_max_job_part=backfill_more.get("bf_max_job_part"),
+            bf_resolution_s=backfill_more.get("bf_resolution"),
+            bf_min_prio_reserve=backfill_more.get("bf_min_prio_reserve"),
+            bf_min_age_reserve_s=backfill_more.get("bf_min_age_reserve"),
+            memory_consumable=memory_consumable, enforce_part_limits=enforce_part_limits,
             backfill=self.parse_backfill(outputs.get("config", "")),
             priority=priority,
             job_priorities=parse_job_priorities(outputs.get("job_priorities", "")),

@@ -250,9 +250,13 @@ class Journal:
                 self._close_unsure_array(job, e, found)  # not looked at again: said instead
                 await self.drain()
                 return 0.0
-            except DiamondError as e:
+            except DiamondError as e:  # the site failed it: the next pass tries again, and
+                # the job says why meanwhile (once: the same reason again records nothing)
                 log.info("%s: array submit %s not resumed: %s", job.site, token, e)
-                return 0.0  # the next pass tries again
+                self.store.apply_state(job.id, job.state, source="recovery", reason=(
+                    f"array submit not resumed yet: {e}; tried again on each recovery pass"))
+                await self.drain()
+                return 0.0
             bound = self.store.bind_native_id(token, sub.native_id, task_ids=sub.tasks,
                                               warnings=prepared_notes(job.spec))
             if not bound.state.terminal:

@@ -654,6 +654,32 @@ async def test_a_recovery_refused_with_no_task_found_closes_the_intent_with_why(
     assert [_env(j) for j in _queued(tmp_path)] == ["1", "2"]
 
 
+@pytest.mark.usefixtures("flux_path")
+async def test_a_recovery_the_site_fails_says_why_once_and_tries_again(tmp_path):
+    """Flux refuses task 3's flux batch on two recovery passes: the intent stays open, its
+    reason says why once (not a new event each pass; before: only logged), and the pass
+    after flux takes it again queues tasks 3 and 4 and binds the array."""
+    token = await _died_after_two_of_four(tmp_path)
+    fed = local_home_federation(tmp_path, scheduler="flux")
+    try:
+        for _ in range(2):
+            (tmp_path / "bin" / "fail_at").write_text("3")
+            await fed.recover(intent_grace_s=0)
+        job = fed.job(token)
+        assert job.native_id is None and not job.state.terminal
+        assert "array submit not resumed yet: " in (job.reason or "") and \
+            "not task 3 and those after it" in (job.reason or ""), job.reason
+        said = [e for e in fed.store.events_since(0, limit=None, job_id=job.id)
+                if "not resumed yet" in str(e.data.get("reason"))]
+        assert len(said) == 1, said
+        await fed.recover(intent_grace_s=0)
+        job = fed.job(token)
+    finally:
+        await fed.close()
+    assert [_env(j) for j in _queued(tmp_path)] == ["1", "2", "3", "4"]
+    assert flux_id_value(job.native_id or "") == 1000
+
+
 def _copies_of_task_one(tmp_path, count: int) -> list[int]:
     """`count` more jobs as task 1 is (its name, token and owner) in flux's queue, as a
     listing the record disagrees with shows them: their ids as numbers."""

@@ -14,6 +14,7 @@ import unicodedata
 from collections.abc import Collection
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
 from pydantic import (
@@ -813,6 +814,16 @@ class SiteConfig(_Cfg):
             value = {**value, "groups": [g.strip() for g in value["groups"].split(",")
                                          if g.strip()]}
         return value
+
+    def metadata_zone(self) -> ZoneInfo | None:
+        """The cluster's time zone its entry gives (`metadata.timezone`, an IANA name such
+        as Europe/Berlin), in which its scheduler's times without a zone are read; None when
+        unset or not a zone name (those times are then read in the engine's zone)."""
+        name = self.metadata.get("timezone")
+        try:
+            return ZoneInfo(name) if isinstance(name, str) and name else None
+        except (ZoneInfoNotFoundError, ValueError):
+            return None
 
     @field_validator("preamble")
     @classmethod

@@ -22,7 +22,7 @@ from .dialects.reasons import says_held
 from .events import EventBus
 from .leases import Fence
 from .log_lines import one_line_logger
-from .model import BadInput, DiamondError, Event, Job, JobState, SiteError, task_ids
+from .model import BadInput, DiamondError, Event, Job, JobState, JobStatus, SiteError, task_ids
 from .monitor import SiteMonitor
 from .sites import Site, prepared_notes
 from .store import Store
@@ -33,6 +33,7 @@ STORE_RECHECK_S = 5.0  # a waiter also reads the shared store this often (local,
 # old (by the time the store recorded it), so that a job reaching the queue late is found
 # instead of being submitted a second time.
 UNSURE_SUBMIT_SETTLE_S = 30.0  # as FederationConfig's default
+NAMED_FOUND = 10  # the jobs an array resume refused with names in its reason, at most
 
 log = one_line_logger(__name__)
 
@@ -245,13 +246,17 @@ class Journal:
         if array is not None and job.spec is not None and (found or recorded):
             try:  # a job array's tasks on Flux: those not queued yet queued now
                 sub = await site.resume_flux_array(job.spec, token, found)
-            except UnsureArrayTask as e:  # not resumed, nor looked at again: said instead
-                self._close_unsure_array(job, e)
+            except BadInput as e:  # a refusal (an unsure task, a listing that disagrees):
+                self._close_unsure_array(job, e, found)  # not looked at again: said instead
                 await self.drain()
                 return 0.0
-            except DiamondError as e:
+            except DiamondError as e:  # the site failed it: the next pass tries again, and
+                # the job says why meanwhile (once: the same reason again records nothing)
                 log.info("%s: array submit %s not resumed: %s", job.site, token, e)
-                return 0.0  # the next pass tries again
+                self.store.apply_state(job.id, job.state, source="recovery", reason=(
+                    f"array submit not resumed yet: {e}; tried again on each recovery pass"))
+                await self.drain()
+                return 0.0
             bound = self.store.bind_native_id(token, sub.native_id, task_ids=sub.tasks,
                                               warnings=prepared_notes(job.spec))
             if not bound.state.terminal:
@@ -269,16 +274,26 @@ class Journal:
         await self.drain()
         return 0.0
 
-    def _close_unsure_array(self, job: Job, refusal: UnsureArrayTask) -> None:
-        """A cut-short Flux array whose resume was refused for a task that may have run:
-        the tasks known queued bound (followed, cancellable) with the refusal as a warning
-        and the reason; with none known, the intent closed as FAILED with that reason (it
-        has nothing to follow). Either way no later pass looks at it again."""
+    def _close_unsure_array(self, job: Job, refusal: BadInput, found: list[JobStatus]
+                            ) -> None:
+        """A cut-short Flux array whose resume was refused (asking again would refuse
+        again): the tasks known queued (an UnsureArrayTask's) bound (followed, cancellable)
+        with the refusal as a warning and the reason; with none known, the intent closed as
+        FAILED with that reason, naming the jobs carrying its token that flux lists (`found`:
+        no longer followed, to be looked at by hand). Either way no later pass looks at it
+        again."""
         token, said = job.token or "", f"array submit not resumed: {refusal}"
-        if not refusal.queued:
+        queued = refusal.queued if isinstance(refusal, UnsureArrayTask) else {}
+        if not queued:
+            if found:
+                ids = [s.native_id for s in found]
+                said += (f"; flux lists {len(ids)} job(s) carrying its token, not followed: "
+                         + " ".join(ids[:NAMED_FOUND])
+                         + (f" and {len(ids) - NAMED_FOUND} more" if len(ids) > NAMED_FOUND
+                            else ""))
             self.store.apply_state(job.id, JobState.FAILED, reason=said, source="recovery")
             return
-        queued = dict(sorted(refusal.queued.items()))
+        queued = dict(sorted(queued.items()))
         bound = self.store.bind_native_id(
             token, next(iter(queued.values())), warnings=[*prepared_notes(job.spec), said],
             task_ids={str(i): jid for i, jid in queued.items()})

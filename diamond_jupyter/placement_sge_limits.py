@@ -72,12 +72,8 @@ def site_zone(cfg: SiteConfig, snap: SiteSnapshot | None = None
     """The cluster's time zone and where it comes from (said with a calendar's times): its
     sites entry's `metadata.timezone`, else the zone its hosts report (`site_time_zone`);
     None: neither, this machine's (the engine's) zone, as its outputs' times are read."""
-    name = cfg.metadata.get("timezone")
-    try:
-        if isinstance(name, str) and name:
-            return ZoneInfo(name), "the cluster's time"
-    except (ZoneInfoNotFoundError, ValueError):
-        pass
+    if (zone := cfg.metadata_zone()) is not None:
+        return zone, "the cluster's time"
     told = snap.site_time_zone if snap is not None else None
     if told:
         m = re.fullmatch(r"([+-])([0-9]{2})([0-9]{2})", told)

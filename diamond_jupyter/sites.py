@@ -271,8 +271,10 @@ class Site:
         self.name = cfg.name
         self.transport = transport or make_transport(cfg.transport, site=cfg.name,
                                                      private_vars=private_vars)
+        # its scheduler's times without a zone (sacct's, scontrol's StartTime=...) are read
+        # in the cluster's zone its entry gives, else the engine's
         self.commands = get_commands(cfg.scheduler, jobcomp=cfg.jobcomp, flavor=cfg.flavor,
-                                     gpu_complex=cfg.gpu_complex)
+                                     gpu_complex=cfg.gpu_complex, tz=cfg.metadata_zone())
         self.script = get_script_dialect(cfg.scheduler)
         self.capability_ttl_s = capability_ttl_s
         self._snapshot: SiteSnapshot | None = None

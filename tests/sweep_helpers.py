@@ -234,6 +234,24 @@ def assert_magic_refused(shell: Any, user: NewUser, capsys: pytest.CaptureFixtur
     assert sbatch_calls(user) == []
 
 
+async def rest_refused(rest: Callable[..., Awaitable[tuple[int, Any]]],
+                       body: dict[str, Any] | bytes, said: str, *, whole: bool = False) -> str:
+    """POST `body` (a dict is sent as JSON) to the jobs API (`rest_caller`) is a 400 bad-input
+    whose message holds `said` (is `said` when `whole`), and no job is made: the message."""
+    code, reply = await rest("POST", "jobs", body if isinstance(body, bytes)
+                             else json.dumps(body).encode(),
+                             headers={"Content-Type": "application/json"})
+    assert code == 400 and reply["reason"] == "bad-input", (code, reply)
+    assert reply["message"] == said if whole else said in reply["message"], reply
+    assert (await rest("GET", "jobs"))[1]["jobs"] == []
+    return reply["message"]
+
+
+def here_spec(spec: dict[str, Any]) -> dict[str, Any]:
+    """A jobs POST body for the `here` site: `spec` with the faces' script (`FACES_SCRIPT`)."""
+    return {"spec": {"script": FACES_SCRIPT, **spec}, "site": "here"}
+
+
 async def mcp_refusal(user: NewUser, tool: str, args: dict[str, Any]) -> str:
     """The error an MCP tool call on the user's sites file is refused with (it must be)."""
     from mcp.server.mcpserver.exceptions import ToolError

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 import sweep_helpers
-from sweep_helpers import assert_magic_refused, cli_refusal, mcp_refusal, sbatch_calls
+from sweep_helpers import assert_magic_refused, cli_refusal, mcp_refusal, rest_refused, sbatch_calls
 
 from diamond_jupyter.model import Job, JobState
 from diamond_jupyter.store import Store
@@ -39,14 +39,6 @@ def _calls(user) -> str:
 
 def _body(**fields: Any) -> bytes:
     return json.dumps(fields).encode()
-
-
-async def _rest_refused(rest, body: bytes, said: str, path: str = "jobs") -> str:
-    """POST `body` to `path` is a 400 whose message holds `said`; no job is made."""
-    code, reply = await rest("POST", path, body, headers=JSON)
-    assert code == 400 and said in reply["message"], (code, reply)
-    assert (await rest("GET", "jobs"))[1]["jobs"] == []
-    return reply["message"]
 
 
 # ---- (1) one submit option given wrong, the same words on every face -----------------------
@@ -87,7 +79,7 @@ def test_a_submit_option_given_wrong_in_a_magic(shell, user, capsys, what, args,
 
 @pytest.mark.parametrize("what,args,line,fields,said", OPTIONS, ids=IDS)
 async def test_a_submit_option_given_wrong_over_rest(rest, what, args, line, fields, said):
-    await _rest_refused(rest, _body(script=SCRIPT, site="here", **fields), said)
+    await rest_refused(rest, _body(script=SCRIPT, site="here", **fields), said)
 
 
 @pytest.mark.parametrize("what,args,line,fields,said", OPTIONS, ids=IDS)
@@ -100,7 +92,7 @@ async def test_a_submit_option_given_wrong_to_mcp(user, what, args, line, fields
 
 async def test_a_name_with_a_nul_is_refused_over_rest(rest):
     """(argv and a magic's line cannot carry a NUL)"""
-    await _rest_refused(rest, _body(script=SCRIPT, site="here", name="a\x00b"), NUL)
+    await rest_refused(rest, _body(script=SCRIPT, site="here", name="a\x00b"), NUL)
 
 
 async def test_a_name_with_a_nul_is_refused_by_mcp(user):
@@ -127,7 +119,7 @@ def test_an_iso_time_limit_in_a_script_is_refused_by_the_command_line_and_magic(
 
 
 async def test_an_iso_time_limit_in_a_script_is_refused_over_rest(rest):
-    await _rest_refused(rest, _body(script=_timed("P1D"), site="here"), ISO)
+    await rest_refused(rest, _body(script=_timed("P1D"), site="here"), ISO)
 
 
 async def test_an_iso_time_limit_in_a_script_is_refused_by_mcp(user):
@@ -186,7 +178,7 @@ HUGE_SPEC = {"script": "echo hi", "resources": {"nodes": HUGE}}
 
 
 async def test_a_node_count_past_any_bound_in_a_spec_is_refused_over_rest(rest):
-    said = await _rest_refused(rest, _body(spec=HUGE_SPEC, site="here"), f"{HUGE}")
+    said = await rest_refused(rest, _body(spec=HUGE_SPEC, site="here"), f"{HUGE}")
     assert "nodes" in said, said
 
 
@@ -201,7 +193,7 @@ def test_a_hedge_past_its_bound_says_the_range_on_the_command_line(user):
 
 
 async def test_a_hedge_past_its_bound_says_the_range_over_rest(rest):
-    said = await _rest_refused(rest, _body(script=SCRIPT, hedge=99999), "hedge")
+    said = await rest_refused(rest, _body(script=SCRIPT, hedge=99999), "hedge")
     assert "1 to 8" in said and "99999" in said, said
 
 
@@ -221,8 +213,8 @@ def test_a_near_miss_site_is_refused_with_the_site_meant_everywhere(shell, user,
 
 
 async def test_a_near_miss_site_is_refused_with_the_site_meant_over_rest(rest):
-    await _rest_refused(rest, _body(script=SCRIPT, site="hree"),
-                        "unknown site 'hree' (did you mean here? known: here)")
+    await rest_refused(rest, _body(script=SCRIPT, site="hree"),
+                       "unknown site 'hree' (did you mean here? known: here)")
 
 
 async def test_a_near_miss_site_is_refused_with_the_site_meant_by_mcp(user):
@@ -242,7 +234,7 @@ def test_fault_a_site_name_thousands_long_is_named_by_its_start_and_length(shell
 
 
 async def test_fault_a_site_name_thousands_long_is_cut_over_rest(rest):
-    said = await _rest_refused(rest, _body(script=SCRIPT, site=LONG_SITE), LONG_SAID)
+    said = await rest_refused(rest, _body(script=SCRIPT, site=LONG_SITE), LONG_SAID)
     assert len(said) < 300, len(said)
 
 
@@ -263,7 +255,7 @@ async def test_fault_a_site_name_thousands_long_is_cut_by_mcp(user):
      "'nodes' twice"),
 ])
 async def test_a_rest_body_that_is_a_list_or_repeats_a_nested_key_is_a_400(rest, body, said):
-    await _rest_refused(rest, body, said)
+    await rest_refused(rest, body, said)
 
 
 # ---- (7) job ids: another user's job, another site's prefix, cancelled twice --------------
@@ -414,7 +406,7 @@ async def test_a_script_past_its_bound_is_refused_by_mcp(user):
 async def test_a_script_past_its_bound_is_refused_over_rest(rest):
     """(the server's bound on a body leaves room for a script at its bound: the script's
     own words answer, as on the other faces)"""
-    await _rest_refused(rest, _body(script=BIG, site="here"), TOO_BIG)
+    await rest_refused(rest, _body(script=BIG, site="here"), TOO_BIG)
 
 
 # ---- (11) a job id typed with a colon twice or zeros before its number ---------------------
@@ -459,8 +451,8 @@ def test_no_nodes_are_refused_on_the_command_line_and_magic(shell, user, capsys)
 async def test_fault_a_spec_of_no_nodes_is_refused_over_rest(rest):
     """A spec's `nodes: 0` was taken and submitted as the site's default (one node), where
     the command line's --nodes 0 and every dialect's directive are refused."""
-    await _rest_refused(rest, _body(spec={"script": "echo hi", "resources": {"nodes": 0}},
-                                    site="here"), ZERO_NODES)
+    await rest_refused(rest, _body(spec={"script": "echo hi", "resources": {"nodes": 0}},
+                                   site="here"), ZERO_NODES)
 
 
 @pytest.mark.parametrize("field", ["nodes", "tasks", "cpus_per_task"])
@@ -485,8 +477,8 @@ BLANKS = [("name", "a name"), ("memory", "a size such as 4G"), ("gpu_type", "a G
 @pytest.mark.parametrize("field,what", BLANKS)
 async def test_fault_a_blank_value_is_refused_over_rest(rest, field, what):
     """`"name": "   "` was submitted as a job named `___`."""
-    await _rest_refused(rest, _body(script=SCRIPT, site="here", **{field: "   "}),
-                        f"{field}: expected {what}, not '   ' (an empty or blank value)")
+    await rest_refused(rest, _body(script=SCRIPT, site="here", **{field: "   "}),
+                       f"{field}: expected {what}, not '   ' (an empty or blank value)")
 
 
 @pytest.mark.parametrize("field,what", BLANKS)
@@ -602,8 +594,8 @@ def test_fault_a_time_in_full_width_digits_in_a_script_is_refused_by_the_command
 
 
 async def test_fault_a_time_in_full_width_digits_in_a_script_is_refused_over_rest(rest):
-    await _rest_refused(rest, _body(script=_timed("\uff19\uff10"), site="here"),
-                        FULL_WIDTH_IN_SCRIPT)
+    await rest_refused(rest, _body(script=_timed("\uff19\uff10"), site="here"),
+                       FULL_WIDTH_IN_SCRIPT)
 
 
 async def test_fault_a_time_in_full_width_digits_in_a_script_is_refused_by_mcp(user):

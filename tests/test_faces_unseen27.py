@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 import pytest
 import sweep_helpers
-from sweep_helpers import assert_magic_refused, cli_refusal, mcp_refusal, sbatch_calls
+from sweep_helpers import assert_magic_refused, cli_refusal, mcp_refusal, rest_refused, sbatch_calls
 
 from diamond_jupyter.model import Job, JobState
 from diamond_jupyter.option_types import MAX_LISTED
@@ -36,14 +36,6 @@ def _stored(path: Path, job_id: str, state: JobState) -> None:
     store = Store(path)
     store.upsert_job(Job(id=job_id, site=site, native_id=native, name="sim"))
     store.apply_state(job_id, state)
-
-
-async def _rest_refused(rest, body: dict, said: str) -> str:
-    """POST `body` to jobs is a 400 whose message is `said`; no job is made."""
-    code, reply = await rest("POST", "jobs", json.dumps(body).encode(), headers=JSON)
-    assert (code, reply["message"]) == (400, said), (code, reply)
-    assert (await rest("GET", "jobs"))[1]["jobs"] == []
-    return reply["message"]
 
 
 # ---- (1) a list's limit: one set of words on every face -----------------------------------
@@ -177,9 +169,9 @@ def test_fault_auto_written_otherwise_is_named_on_the_command_line_and_magic(
 
 
 async def test_fault_auto_written_otherwise_is_named_over_rest(rest):
-    await _rest_refused(rest, {"script": SCRIPT, "site": "Auto"},
-                        "unknown site 'Auto' (did you mean auto, written in lower case alone, "
-                        "for placement to choose? known: here)")
+    await rest_refused(rest, {"script": SCRIPT, "site": "Auto"},
+                       "unknown site 'Auto' (did you mean auto, written in lower case alone, "
+                       "for placement to choose? known: here)", whole=True)
 
 
 @pytest.mark.parametrize("given", ["AUTO", "auto "])
@@ -229,7 +221,7 @@ def test_fault_a_cell_of_blanks_is_refused_as_an_empty_script_in_a_magic(shell, 
 @pytest.mark.parametrize("script", ["", " \n"])
 async def test_fault_an_empty_script_is_refused_as_empty_over_rest(rest, script):
     """`"script": ""` was "body: Value error, give `script` ... or `spec`": it was given."""
-    await _rest_refused(rest, {"script": script, "site": "here"}, EMPTY)
+    await rest_refused(rest, {"script": script, "site": "here"}, EMPTY, whole=True)
 
 
 async def test_fault_an_empty_script_is_refused_as_empty_by_mcp(user):

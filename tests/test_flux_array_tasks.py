@@ -655,6 +655,69 @@ async def test_a_recovery_refused_with_no_task_found_closes_the_intent_with_why(
 
 
 @pytest.mark.usefixtures("flux_path")
+async def test_a_recovery_the_site_fails_says_why_once_and_tries_again(tmp_path):
+    """Flux refuses task 3's flux batch on two recovery passes: the intent stays open, its
+    reason says why once (not a new event each pass; before: only logged), and the pass
+    after flux takes it again queues tasks 3 and 4 and binds the array."""
+    token = await _died_after_two_of_four(tmp_path)
+    fed = local_home_federation(tmp_path, scheduler="flux")
+    try:
+        for _ in range(2):
+            (tmp_path / "bin" / "fail_at").write_text("3")
+            await fed.recover(intent_grace_s=0)
+        job = fed.job(token)
+        assert job.native_id is None and not job.state.terminal
+        assert "array submit not resumed yet: " in (job.reason or "") and \
+            "not task 3 and those after it" in (job.reason or ""), job.reason
+        said = [e for e in fed.store.events_since(0, limit=None, job_id=job.id)
+                if "not resumed yet" in str(e.data.get("reason"))]
+        assert len(said) == 1, said
+        await fed.recover(intent_grace_s=0)
+        job = fed.job(token)
+    finally:
+        await fed.close()
+    assert [_env(j) for j in _queued(tmp_path)] == ["1", "2", "3", "4"]
+    assert flux_id_value(job.native_id or "") == 1000
+
+
+def _copies_of_task_one(tmp_path, count: int) -> list[int]:
+    """`count` more jobs as task 1 is (its name, token and owner) in flux's queue, as a
+    listing the record disagrees with shows them: their ids as numbers."""
+    path = tmp_path / "bin" / "jobs.json"
+    jobs = json.loads(path.read_text())
+    copies = [{**jobs[0], "id": 1000 + len(jobs) + k} for k in range(count)]
+    path.write_text(json.dumps(jobs + copies))
+    return [j["id"] for j in copies]
+
+
+@pytest.mark.usefixtures("flux_path")
+async def test_a_recovery_refused_for_a_listing_that_disagrees_closes_the_intent_once(
+        tmp_path):
+    """Flux lists five jobs carrying the 4-task array's token: the resume cannot tell which
+    task each is and refuses. Recovery closes the intent as FAILED, the refusal and the
+    jobs found its reason, said once and never asked again (before: only logged, the
+    intent left open and the site asked again on every pass, for ever)."""
+    token = await _died_after_two_of_four(tmp_path)
+    copies = _copies_of_task_one(tmp_path, 3)
+    job = await _recovered(tmp_path, token, passes=3)
+    assert job.native_id is None and job.state == JobState.FAILED
+    assert "array submit not resumed: 5 queued jobs carry the array's token, more than its " \
+           "4 tasks: not resubmitting any; flux lists 5 job(s) carrying its token, not " \
+           "followed: " in (job.reason or ""), job.reason
+    assert {flux_id_value(w) for w in (job.reason or "").split()[-5:]} == \
+        {1000, 1001, *copies}
+    assert len(_queued(tmp_path)) == 5  # nothing queued by the recovery
+    again = local_home_federation(tmp_path, scheduler="flux")
+    try:
+        assert again.store.intents_without_native_id() == []
+        said = [e for e in again.store.events_since(0, limit=None, job_id=job.id)
+                if "not resubmitting any" in str(e.data.get("reason"))]
+        assert [e.kind for e in said] == ["job.state"], said
+    finally:
+        await again.close()
+
+
+@pytest.mark.usefixtures("flux_path")
 async def test_a_job_waiting_for_the_array_waits_for_each_of_its_tasks(tmp_path):
     fed = _site_fed(tmp_path)
     try:

@@ -23,6 +23,9 @@ from .codec import from_js, from_ts, redact, to_js, to_js_sealed, to_ts
 from .db import IN_CHUNK, Database
 
 WORKFLOW_DONE = ("COMPLETED", "FAILED", "CANCELLED")
+# what a hand-back for sites the engine's file lacks notes in a workflow's data, kept until
+# the next claim: those sites, and the engine that handed it back
+HANDED_BACK = frozenset({"unreached_sites", "handed_back_by"})
 NAMED_SHOWN = 5  # the workflows of one name an unknown id that is that name lists
 
 
@@ -352,8 +355,8 @@ class WorkflowsMixin(Database):
             if owner not in (None, engine) and leases.alive(owner, self.beats):
                 return None
             new = leases.claimed(cur.data, engine)
-            if "unreached_sites" in new:  # claimed: its next hand-back says anew
-                new = {k: v for k, v in new.items() if k != "unreached_sites"}
+            if HANDED_BACK.intersection(new):  # claimed: its next hand-back says anew
+                new = {k: v for k, v in new.items() if k not in HANDED_BACK}
             if new is not cur.data:
                 c.execute("UPDATE workflows SET data = ? WHERE id = ?", (to_js(new), workflow_id))
             return self._workflow(c, workflow_id)
@@ -361,13 +364,14 @@ class WorkflowsMixin(Database):
     def release_workflow(self, workflow_id: str, engine: str, *,
                          unreached_sites: Collection[str] = ()) -> None:
         """`engine` gives the workflow back; `unreached_sites`: the sites its sites file
-        lacks that steps wait on (`data.unreached_sites`, until the next claim)."""
+        lacks that steps wait on (`data.unreached_sites`, and `data.handed_back_by` the
+        engine, until the next claim)."""
         with self._write() as c:
             cur = self._workflow(c, workflow_id)
             if cur.data.get("owner") == engine:
                 new = {k: v for k, v in leases.handed_back(cur.data).items()
-                       if k != "unreached_sites"}
+                       if k not in HANDED_BACK}
                 if unreached_sites:
-                    new["unreached_sites"] = sorted(unreached_sites)
+                    new.update(unreached_sites=sorted(unreached_sites), handed_back_by=engine)
                 c.execute("UPDATE workflows SET data = ? WHERE id = ?",
                           (to_js(new), workflow_id))

@@ -445,10 +445,6 @@ class WorkflowEngine:
         self._sweeper: asyncio.Task | None = None
         self._unsubscribe = ops.subscribe(self._on_event)
         self._owned: set[str] = set()
-        # the workflows this engine handed back for sites its file lacks, by the lease
-        # generation they were handed back at: its sweeps leave them alone until claimed
-        # again (not a workflow an engine before a restart handed back: taken up once)
-        self._handed_back: dict[str, int] = {}
         # the lease of each workflow this engine drives or drove (a stale one stays after a
         # loss, so writes still under way are refused; none: a face's request, unfenced)
         self._fences: dict[str, Fence] = {}
@@ -536,9 +532,7 @@ class WorkflowEngine:
         took = []
         names = set(self.ops.site_names())
         for wf in self.store.unfinished_workflows():
-            if (away := wf.data.get("unreached_sites")) and wf.data.get("owner") is None \
-                    and self._handed_back.get(wf.id) == generation(wf.data) \
-                    and not names & set(away):
+            if self._handed_back_here(wf) and not names & set(wf.data["unreached_sites"]):
                 continue
             if wf.id not in self._owned:
                 claimed = self.store.claim_workflow(wf.id, self.ops.engine_id)
@@ -612,7 +606,6 @@ class WorkflowEngine:
                 self.store.release_workflow(wid, self.ops.engine_id)
         self._owned.clear()
         self._fences.clear()
-        self._handed_back.clear()
 
     # -- faces ---------------------------------------------------------------------------
     async def run(self, wf: Workflow, *, origin: dict[str, Any] | None = None,
@@ -731,7 +724,7 @@ class WorkflowEngine:
                 self._again.discard(workflow_id)
                 if not self._closing:  # handed on, not lost with the cancelled one
                     self.advance_soon(workflow_id)
-            if workflow_id not in self._owned and workflow_id not in self._handed_back:
+            if workflow_id not in self._owned and not self._handed_back_here(workflow_id):
                 self._forget(workflow_id)  # ended, or driven by another engine
 
     async def _cancel_unended(self, workflow_id: str, job: Job | None) -> None:
@@ -820,9 +813,6 @@ class WorkflowEngine:
     async def _advance(self, wid: str) -> None:
         self._written.pop(wid, None)  # read whole now
         rec = self.store.get_workflow(wid)
-        # handed back by this engine: its jobs' events still route here (an end of a step
-        # on a site it lists advances it, taken up again) until it ends or another drives it
-        self._handed_back.pop(wid, None)
         if rec.state in WORKFLOW_DONE:
             if wid in self._owned:
                 self._finish(wid)
@@ -1497,7 +1487,22 @@ class WorkflowEngine:
         self._owned.discard(wid)
         with contextlib.suppress(DiamondError):
             self.store.release_workflow(wid, self.ops.engine_id, unreached_sites=missing)
-            self._handed_back[wid] = generation(self.store.get_workflow(wid).data)
+
+    def _handed_back_here(self, workflow: str | WorkflowRecord) -> bool:
+        """This engine handed the unfinished workflow back for sites its file lacks, and no
+        engine claimed it since (noted in its stored data, so an engine after a restart, a
+        new id, takes it up once: the job ends of the steps it lists are followed by no one
+        else). Its sweeps leave it alone; its jobs' events still route here (an end of a
+        step on a site it lists advances it, taken up again)."""
+        if isinstance(workflow, str):
+            try:
+                workflow = self.store.get_workflow(workflow)
+            except DiamondError:  # gone
+                return False
+        data = workflow.data
+        return (workflow.state not in WORKFLOW_DONE and data.get("owner") is None
+                and data.get("handed_back_by") == self.ops.engine_id
+                and bool(data.get("unreached_sites")))
 
     def _not_placed_on(self, rec: WorkflowRecord, step: Any, tried: set[str]
                        ) -> tuple[set[str], str]:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 import sweep_helpers
-from sweep_helpers import mcp_refusal, sbatch_calls
+from sweep_helpers import here_spec, mcp_refusal, rest_refused, sbatch_calls
 
 from diamond_jupyter.model import MAX_COMPONENTS, BadInput, JobSpec
 
@@ -33,16 +33,6 @@ JSON = {"Content-Type": "application/json"}
 PWN = "touch PWNED"
 HETJOB = [{"nodes": 1, "tasks_per_node": 4}, {"nodes": 2, "gpus_per_node": 1, "queue": "gpu",
                                               "features": ["a100"]}]
-
-
-async def _rest_refused(rest, spec: dict, field: str) -> str:
-    """POST jobs with `spec` (the script added) is a 400 naming `field`; no job is made."""
-    body = json.dumps({"spec": {"script": SCRIPT, **spec}, "site": "here"}).encode()
-    code, reply = await rest("POST", "jobs", body, headers=JSON)
-    assert code == 400 and reply["reason"] == "bad-input", (code, reply)
-    assert field in reply["message"], reply
-    assert (await rest("GET", "jobs"))[1]["jobs"] == []
-    return reply["message"]
 
 
 def _sent_script(tmp_path: Path) -> str:
@@ -62,8 +52,9 @@ async def test_fault_a_gpu_type_holding_a_request_separator_is_refused_over_rest
                                                                                  gpu_type):
     """`h100:4,a100` with one GPU asked reached `--gpus-per-node=h100:4,a100:1` (and PBS's
     `ngpus=1:gpu_model=a100:mem=1tb` a chunk resource): other GPUs than the count shown."""
-    said = await _rest_refused(rest, {"resources": {"gpus_per_node": 1, "gpu_type": gpu_type}},
-                               "resources.gpu_type")
+    said = await rest_refused(rest, here_spec({"resources": {"gpus_per_node": 1,
+                                                            "gpu_type": gpu_type}}),
+                              "resources.gpu_type")
     assert "separates the entries of a scheduler's GPU request" in said, said
     assert "a GPU type is one name" in said, said
 
@@ -141,8 +132,8 @@ def _components_and_size_said(said: str, given: str) -> None:
 async def test_fault_components_beside_a_size_of_the_job_are_refused_over_rest(rest):
     """Components and `resources.nodes`/`memory_mb` in one REST body: the job ran as one
     shape of 3 nodes, its components dropped without a word."""
-    said = await _rest_refused(rest, {"components": HETJOB, "resources": {
-        "nodes": 5, "memory_mb": 4096, "walltime_s": 600}}, "spec.components")
+    said = await rest_refused(rest, here_spec({"components": HETJOB, "resources": {
+        "nodes": 5, "memory_mb": 4096, "walltime_s": 600}}), "spec.components")
     _components_and_size_said(said, "spec.resources.nodes=5, spec.resources.memory_mb=4096")
     assert "(they make nodes=3, memory_mb=unset)" in said, said
 
@@ -170,8 +161,8 @@ async def test_components_beside_the_shape_they_make_and_a_walltime_run_as_a_het
 # ---- (3) stage paths climbing out of the job's directory on the site ---------------------------
 
 async def test_fault_a_stage_in_destination_climbing_to_the_sites_home_is_refused(rest):
-    said = await _rest_refused(rest, {"stage_in": [
-        {"source": "/etc/hostname", "destination": "../../../.bashrc"}]},
+    said = await rest_refused(rest, here_spec({"stage_in": [
+        {"source": "/etc/hostname", "destination": "../../../.bashrc"}]}),
         "stage_in[0].destination")
     assert "climbs with '..' out of the job's directory on the site" in said, said
 
@@ -230,8 +221,8 @@ async def test_a_look_alike_dash_is_one_quoted_directive_value(engine, tmp_path,
 @pytest.mark.parametrize("job_id", ["1:2", "1?afterany:2", "1,2"])
 async def test_a_dependency_id_that_adds_another_dependency_is_refused(rest, job_id):
     """(guard) `afterok:1:2` waits on two jobs, `1?afterany:2` on either: one id is one id."""
-    said = await _rest_refused(rest, {"dependencies": [{"job_ids": [job_id]}]},
-                               "dependencies[0].job_ids[0]")
+    said = await rest_refused(rest, here_spec({"dependencies": [{"job_ids": [job_id]}]}),
+                              "dependencies[0].job_ids[0]")
     assert "names no job here can wait for" in said, said
 
 
@@ -269,7 +260,7 @@ async def test_a_rest_body_nested_thousands_deep_is_a_400_not_a_crash(rest):
 async def test_fault_a_components_list_of_thousands_is_refused_without_a_submit(rest):
     """5000 components (a 100 kB body) were checked, placed, rendered and submitted: 16 s of
     the server's loop for a job no scheduler takes (Slurm's hetjob has 128 at most)."""
-    said = await _rest_refused(rest, {"components": [{"nodes": 1}] * 5000}, "components")
+    said = await rest_refused(rest, here_spec({"components": [{"nodes": 1}] * 5000}), "components")
     assert f"5000 entries, more than the {MAX_COMPONENTS} a job may have" in said, said
 
 

@@ -26,7 +26,7 @@ import pytest
 import sweep_helpers
 import test_dependency_sites
 from stand_in_slurmrestd import StandInSlurmrestd
-from sweep_helpers import mcp_refusal, sbatch_calls
+from sweep_helpers import here_spec, mcp_refusal, rest_refused, sbatch_calls
 from test_dependency_sites import submits
 from test_slurmrest_submit_lost import JOB, _fed
 
@@ -41,18 +41,7 @@ user, shell, jp_server_config, rest = sweep_helpers.FACES_FIXTURES
 engine = sweep_helpers.here_engine
 fed = test_dependency_sites.fed
 SCRIPT = sweep_helpers.FACES_SCRIPT
-JSON = {"Content-Type": "application/json"}
 SUBMITTED = '{"job_id": 4243, "errors": [], "warnings": []}'
-
-
-async def _rest_refused(rest, spec: dict, field: str) -> str:
-    """POST jobs with `spec` (the script added) is a 400 naming `field`; no job is made."""
-    body = json.dumps({"spec": {"script": SCRIPT, **spec}, "site": "here"}).encode()
-    code, reply = await rest("POST", "jobs", body, headers=JSON)
-    assert code == 400 and reply["reason"] == "bad-input", (code, reply)
-    assert field in reply["message"], reply
-    assert (await rest("GET", "jobs"))[1]["jobs"] == []
-    return reply["message"]
 
 
 def _sent_script(tmp_path: Path) -> str:
@@ -203,7 +192,7 @@ async def test_fault_a_token_quoted_back_in_a_refusal_is_kept_nowhere(tmp_path):
 @pytest.mark.parametrize("begin", ["now+99999999999999999999", "now+9999999999weeks"])
 async def test_fault_a_begin_time_past_a_century_is_refused_over_rest(rest, begin):
     """Reached `#SBATCH --begin=` as written: sbatch's numbers wrap past 64 bits."""
-    said = await _rest_refused(rest, {"begin": begin}, "begin")
+    said = await rest_refused(rest, here_spec({"begin": begin}), "begin")
     assert "after the submission, past the" in said and "(100 years)" in said, said
     assert "now+2days" in said, said
 

@@ -12,6 +12,7 @@ test's, which sends the jobs' events."""
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta, timezone
 
 from dashboard_helpers import DASHBOARD, big_dashboard, close_dashboard, serve_recorded
@@ -33,7 +34,8 @@ from wire_helpers import WireBase, healthy_site
 NOW = datetime.now(timezone.utc).replace(microsecond=0)
 LAST_SEQ = 300
 # long names without a space: they must wrap, not widen the sidebar
-SITES = ["alpha", "beta", "national-energy-research-scientific-computing-perlmutter-gpu"]
+SITES = ["alpha", "beta", "national-energy-research-scientific-computing-perlmutter-gpu",
+         "tiger"]
 GONE_SITE = "gamma-decommissioned"  # a site the sites file no longer lists
 
 
@@ -48,8 +50,12 @@ def _job(job_id: str, name: str, state: str = "RUNNING", minutes_ago: int = 10) 
 
 
 GONE_JOB = f"{GONE_SITE}:77"
+# a Flux array of 8 tasks (Flux runs one job per task): its folded state is RUNNING
+ARRAY_JOB = "tiger:f3Zk7"
+ARRAY_TASKS = {"total": 8, "states": {"COMPLETED": 1, "PENDING": 4, "RUNNING": 3}}
 JOBS = [_job("alpha:11", "prep"), _job("beta:12", "simulate"),
-        _job(f"{SITES[2]}:13", "long-site-run"), _job(GONE_JOB, "left-behind")]
+        _job(f"{SITES[2]}:13", "long-site-run"), _job(GONE_JOB, "left-behind"),
+        {**_job(ARRAY_JOB, "sweep"), "array_tasks": ARRAY_TASKS}]
 MOVED_WHY = "moved from alpha to beta: expected to end sooner there"
 HANDED_WHY = (f"its site {GONE_SITE} is not in this server's sites file: not followed from "
               f"here; it is followed again by a server whose sites file lists {GONE_SITE}; "
@@ -83,7 +89,8 @@ class Wire(WireBase):
             route.continue_()
         elif path == "state":
             self.fulfill_json(route, {
-                "sites": [healthy_site(s) for s in SITES], "jobs": self.jobs,
+                "sites": [{**healthy_site(s), "scheduler": "flux" if s == "tiger" else "slurm"}
+                          for s in SITES], "jobs": self.jobs,
                 "jobs_total": len(self.jobs), "tasks": [], "transfers": [], "events": [],
                 "last_seq": self.last_seq if self.state_seq is None else self.state_seq,
                 "error": None})
@@ -173,6 +180,39 @@ def test_the_step_reasons_read_clearly_in_the_dark_theme(bare_lab, browser):
         low = [(text, round(r, 2)) for text, r in ratios if r < 4.5]
         assert not low, low
         assert p.diamond_errors == []
+
+
+# -- a Flux array's tasks ------------------------------------------------------------------
+
+def test_a_flux_arrays_bar_is_a_counted_group_of_its_tasks(page):
+    """The array's row on the timeline counts its 8 tasks (×8 by its name) and draws a
+    band per state, each as thick as its share (4 pending, 3 running, 1 completed), rather
+    than one RUNNING bar claiming all; its label and focus say the counts."""
+    bar = sidebar_panel(page).locator(f'[data-diamond-job-bar="{ARRAY_JOB}"]')
+    bar.scroll_into_view_if_needed()
+    expect(bar).to_have_attribute("data-diamond-array-tasks", "8")
+    expect(bar.locator("text")).to_have_text("sweep ×8")
+    expect(bar).to_have_attribute(
+        "aria-label", re.compile(r"^sweep: RUNNING \(8 tasks: 4 PENDING, 3 RUNNING, "
+                                 r"1 COMPLETED\), queued "))
+    bands = bar.locator("[data-diamond-array-state]")
+    expect(bands).to_have_count(3)
+    heights = {b.get_attribute("data-diamond-array-state"): float(b.get_attribute("height"))
+               for b in bands.all()}
+    assert heights.keys() == ARRAY_TASKS["states"].keys()
+    unit = heights["COMPLETED"]
+    assert unit > 0
+    for state, n in ARRAY_TASKS["states"].items():
+        assert abs(heights[state] - n * unit) < 0.01, heights
+    # a job that is no array keeps its one bar
+    plain = sidebar_panel(page).locator('[data-diamond-job-bar="alpha:11"]')
+    expect(plain.locator("[data-diamond-array-state]")).to_have_count(0)
+    expect(plain).not_to_have_attribute("data-diamond-array-tasks", re.compile("."))
+    bar.focus()
+    tip = sidebar_panel(page).locator(f'[data-diamond-tooltip="{ARRAY_JOB}"]')
+    expect(tip.locator("[data-diamond-array-tasks-said]")).to_have_text(
+        "8 tasks: 4 PENDING, 3 RUNNING, 1 COMPLETED")
+    assert page.diamond_errors == []
 
 
 # -- a job whose site left the sites file ---------------------------------------------------

@@ -1,10 +1,10 @@
 """The sidebar and the dashboard in more everyday cases no other UI test shows, in a real
 JupyterLab 4 and chromium, without the test bed: a workflow whose step moved sites and one
-handed back (its site left the sites file), in the light and the dark theme; a job whose
-site left the sites file; the page reloaded while a submit's answer was on its way; the
-server going away and coming back with a job submitted meanwhile; the dashboard opened
-twice; the queue's filter and a job's copy-id button used with the keyboard alone; the
-sidebar at its narrowest with long site names.
+handed back (its site left the sites file), in the light and the dark theme; a Flux array's
+tasks on the timeline; a job whose site left the sites file; the page reloaded while a
+submit's answer was on its way; the server going away and coming back with a job submitted
+meanwhile; the dashboard opened twice; the queue's filter and a job's copy-id button used
+with the keyboard alone; the sidebar at its narrowest with long site names.
 
 The server is a real `jupyter lab` without a sites file; the page's requests to the
 diamond routes get the records below (in those routes' shapes) and its event socket is the

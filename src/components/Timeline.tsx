@@ -2,7 +2,7 @@ import * as React from 'react';
 
 import { arrayTasksText, cutToColumns, fmtDuration, fmtTime, parseTime, sameDay } from '../format';
 import { useWidth } from '../hooks';
-import { IJob, TERMINAL_STATES } from '../types';
+import { IArrayTasks, IJob, TERMINAL_STATES } from '../types';
 import { JobDetails } from './Placement';
 
 const MAX_ROWS = 15;
@@ -66,8 +66,6 @@ function spanLabel(min: number): string {
 interface IHover {
   job: IJob;
   site: string;
-  /** the bottom of the job's row, in the viewport (px): the details float just below */
-  rowBottom: number;
 }
 
 /** One job's row: its label, tooltip text and two segments. Memoised: a row is written
@@ -142,7 +140,7 @@ const Bar = React.memo(function Bar(props: {
 
 /** A job array's row: from its start (or its submit) to its end (or now), one band per
  * state its tasks are in, stacked, each as thick as its share of the tasks. */
-function TaskBands(props: { tasks: { total: number; states: Record<string, number> }; x: number; y: number; width: number }): JSX.Element {
+function TaskBands(props: { tasks: IArrayTasks; x: number; y: number; width: number }): JSX.Element {
   const { tasks, x, width } = props;
   const height = ROW_H - 4;
   let y = props.y;
@@ -171,14 +169,10 @@ function TaskBands(props: { tasks: { total: number; states: Record<string, numbe
   );
 }
 
-/** The row element an event of a chart's SVG happened in, if any. */
-function rowOf(target: EventTarget | null): Element | null {
-  return target instanceof Element ? target.closest('[data-diamond-job-bar]') : null;
-}
-
-/** The job id of the row an event of a chart's SVG happened in, if any. */
+/** The row element (and its job id) an event of a chart's SVG happened in, if any. */
 function barOf(target: EventTarget | null): string | null {
-  return rowOf(target)?.getAttribute('data-diamond-job-bar') ?? null;
+  const g = target instanceof Element ? target.closest('[data-diamond-job-bar]') : null;
+  return g?.getAttribute('data-diamond-job-bar') ?? null;
 }
 
 interface ISiteGanttProps {
@@ -208,11 +202,10 @@ const SiteGantt = React.memo(function SiteGantt(props: ISiteGanttProps): JSX.Ele
     LABEL_W + ((Math.min(Math.max(t, start), now) - start) / spanMs) * (W - LABEL_W - 4);
   const height = segs.length * ROW_H + AXIS_H;
   const show = (target: EventTarget | null) => {
-    const row = rowOf(target);
-    const id = row?.getAttribute('data-diamond-job-bar');
-    const job = id ? jobs.find(j => j.id === id) : undefined;
-    if (row && job) {
-      onHover({ job, site, rowBottom: row.getBoundingClientRect().bottom });
+    const id = barOf(target);
+    const job = id === null ? undefined : jobs.find(j => j.id === id);
+    if (job) {
+      onHover({ job, site });
     }
   };
   const hide = (from: EventTarget | null, to: EventTarget | null) => {
@@ -457,15 +450,9 @@ export function Timeline(props: { jobs: IJob[]; timeZone: string }): JSX.Element
     [jobs, now, spanMs]
   );
   const hovered = hover ? jobs.find(j => j.id === hover.job.id) ?? hover.job : null;
-  // The details float below the job's row, out of the flow: shown or changed, they move
-  // nothing else (in the flow, a new job's details of another height moved the legend and
-  // all below, a frame's layout and paint of the sidebar) and they are where the eye is,
-  // not under the last of many charts.
-  const tooltipTop = hover && box.current ? hover.rowBottom - box.current.getBoundingClientRect().top + 2 : 0;
   return (
     <div
       ref={box}
-      className="jp-diamond-timeline"
       onWheel={e => {
         if (e.ctrlKey || e.altKey) {
           e.preventDefault();
@@ -505,12 +492,7 @@ export function Timeline(props: { jobs: IJob[]; timeZone: string }): JSX.Element
         <p className="jp-diamond-muted">No job in this time window.</p>
       )}
       {hovered && (
-        <div
-          className="jp-diamond-tooltip jp-diamond-tooltip-float"
-          role="tooltip"
-          data-diamond-tooltip={hovered.id}
-          style={{ top: tooltipTop }}
-        >
+        <div className="jp-diamond-tooltip" role="tooltip" data-diamond-tooltip={hovered.id}>
           <JobDetails job={hovered} timeZone={timeZone} />
         </div>
       )}

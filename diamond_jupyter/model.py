@@ -1217,7 +1217,20 @@ def job_json(job: Job) -> dict[str, Any]:
     (`predicted_start`; None until an explicit site's prediction is recorded)."""
     limit = job.spec.resources.walltime_s if job.spec else None
     return job.model_dump(mode="json", exclude={"spec", "tasks"}) | {
-        "time_limit_s": limit, "predicted_start": predicted_start(job)}
+        "time_limit_s": limit, "predicted_start": predicted_start(job),
+        "array_tasks": array_task_counts(job)}
+
+
+def array_task_counts(job: Job) -> dict[str, Any] | None:
+    """A job array's tasks as the faces count them (not each task: an array may hold
+    thousands): how many its scheduler listed and how many are in each state, by its latest
+    record of each; None for a job that is not an array, or whose tasks none was listed."""
+    if not job.tasks:
+        return None
+    counts: dict[str, int] = {}
+    for state in job.tasks.values():
+        counts[state.value] = counts.get(state.value, 0) + 1
+    return {"total": len(job.tasks), "states": dict(sorted(counts.items()))}
 
 
 class QueueLimit(_Model):

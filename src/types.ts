@@ -70,8 +70,17 @@ export interface IJob {
   predicted_start?: IPredictedStart | null;
   /** A submit whose answer was lost: where the server's search for its job stands. */
   lookout?: ILookout | null;
+  /** A job array's tasks counted by state (its scheduler listed them one by one: a Flux
+   * array runs a job per task); null or absent for a job that is not an array. */
+  array_tasks?: IArrayTasks | null;
   /** What it waits for: only in GET jobs/{id} (Federation.dependencies). */
   depends_on?: IJobDependency[];
+}
+
+export interface IArrayTasks {
+  total: number;
+  /** how many tasks are in each state (only the states some task is in) */
+  states: Record<string, number>;
 }
 
 /** One thing a job waits for: a scheduler dependency (`type` afterok, afterany, afternotok,

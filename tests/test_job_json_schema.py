@@ -37,3 +37,18 @@ def test_a_bare_job_matches_the_api_description():
     data = job_json(Job(id="beta:pending-abc", site="beta"))
     assert data["predicted_start"] is None
     _validate(data)
+
+
+def test_an_arrays_tasks_are_counted_by_state_and_match_the_api_description():
+    """A job array whose tasks its scheduler listed one by one (a Flux array runs one job
+    per task) says how many tasks it has and how many are in each state, not only the one
+    state folded from them all; a job that is no array says none."""
+    tasks = {"0": JobState.RUNNING, "1": JobState.RUNNING, "2": JobState.PENDING,
+             "3": JobState.PENDING, "4": JobState.PENDING, "5": JobState.COMPLETED}
+    data = job_json(Job(id="flux:f3Zk", site="flux", native_id="f3Zk",
+                        state=JobState.RUNNING, tasks=tasks))
+    assert data["array_tasks"] == {"total": 6, "states": {
+        "COMPLETED": 1, "PENDING": 3, "RUNNING": 2}}
+    assert "tasks" not in data  # each task's state stays in the store
+    _validate(data)
+    assert job_json(Job(id="flux:f9", site="flux"))["array_tasks"] is None

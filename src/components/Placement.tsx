@@ -1,6 +1,6 @@
 import * as React from 'react';
 
-import { fmtDuration, fmtHms, fmtTime, parseTime } from '../format';
+import { arrayTasksText, fmtDuration, fmtHms, fmtTime, parseTime } from '../format';
 import { IJob, IVerdict } from '../types';
 
 function offer(v: IVerdict, now: number | null, timeZone: string): string {
@@ -50,6 +50,9 @@ export function JobDetails(props: { job: IJob; timeZone: string }): JSX.Element 
   return (
     <div className="jp-diamond-details">
       <strong>{job.name || job.id}</strong> <span>{job.state}</span>
+      {job.array_tasks && (
+        <div data-diamond-array-tasks-said="">{arrayTasksText(job.array_tasks)}</div>
+      )}
       <dl>
         <dt>queued</dt>
         <dd>{fmtTime(job.submitted_at, timeZone, true, true)}</dd>

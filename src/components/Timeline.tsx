@@ -1,8 +1,8 @@
 import * as React from 'react';
 
-import { cutToColumns, fmtDuration, fmtTime, parseTime, sameDay } from '../format';
+import { arrayTasksText, cutToColumns, fmtDuration, fmtTime, parseTime, sameDay } from '../format';
 import { useWidth } from '../hooks';
-import { IJob, TERMINAL_STATES } from '../types';
+import { IArrayTasks, IJob, TERMINAL_STATES } from '../types';
 import { JobDetails } from './Placement';
 
 const MAX_ROWS = 15;
@@ -85,21 +85,32 @@ const Bar = React.memo(function Bar(props: {
 }): JSX.Element {
   const { job, submitted, started, ended, y, timeZone, maxChars } = props;
   const name = job.name || job.native_id || job.id;
+  const tasks = job.array_tasks && job.array_tasks.total > 1 ? job.array_tasks : null;
   // the texts depend on the job alone: worked out once, not at each zoom or redraw
-  const texts = React.useMemo(
-    () => ({
-      aria: `${name}: ${job.state}, queued ${fmtTime(submitted, timeZone)}`,
+  const texts = React.useMemo(() => {
+    const count = tasks ? ` ×${tasks.total}` : '';
+    const said = tasks ? ` (${arrayTasksText(tasks)})` : '';
+    return {
+      aria: `${name}: ${job.state}${said}, queued ${fmtTime(submitted, timeZone)}`,
       title:
-        `${name} (${job.id}): ${job.state}\nqueued ${fmtTime(submitted, timeZone, true, true)}` +
+        `${name} (${job.id}): ${job.state}${said}\nqueued ${fmtTime(submitted, timeZone, true, true)}` +
         (started !== null ? `\nstarted ${fmtTime(started, timeZone, true, true)}` : '') +
         (ended !== null ? `\nended ${fmtTime(ended, timeZone, true, true)}` : ''),
-      label: cutToColumns(name, maxChars)
-    }),
-    [job, name, submitted, started, ended, timeZone, maxChars]
-  );
+      // an array's row is a counted group: its count stays whole, the name is cut first
+      label: cutToColumns(name, Math.max(1, maxChars - count.length)) + count
+    };
+  }, [job, name, tasks, submitted, started, ended, timeZone, maxChars]);
   const state = job.state.toLowerCase();
+  const runX = props.xStarted ?? props.xSubmitted;
   return (
-    <g data-diamond-job-bar={job.id} data-diamond-state={job.state} tabIndex={0} role="img" aria-label={texts.aria}>
+    <g
+      data-diamond-job-bar={job.id}
+      data-diamond-state={job.state}
+      data-diamond-array-tasks={tasks?.total}
+      tabIndex={0}
+      role="img"
+      aria-label={texts.aria}
+    >
       <title>{texts.title}</title>
       <text x={0} y={y + ROW_H - 4} className="jp-diamond-gantt-label">
         {texts.label}
@@ -111,7 +122,10 @@ const Bar = React.memo(function Bar(props: {
         height={ROW_H - 6}
         className={`jp-diamond-seg-queued${started === null && ended !== null ? ` jp-diamond-seg-${state}` : ''}`}
       />
-      {props.xStarted !== null && (
+      {tasks ? (
+        // a band per state, as thick as its share of the tasks: not one bar claiming all
+        <TaskBands tasks={tasks} x={runX} y={y + 2} width={Math.max(1.5, props.xRunEnd - runX)} />
+      ) : props.xStarted !== null && (
         <rect
           x={props.xStarted}
           y={y + 2}
@@ -123,6 +137,37 @@ const Bar = React.memo(function Bar(props: {
     </g>
   );
 });
+
+/** A job array's row: from its start (or its submit) to its end (or now), one band per
+ * state its tasks are in, stacked, each as thick as its share of the tasks. */
+function TaskBands(props: { tasks: IArrayTasks; x: number; y: number; width: number }): JSX.Element {
+  const { tasks, x, width } = props;
+  const height = ROW_H - 4;
+  let y = props.y;
+  return (
+    <>
+      {Object.entries(tasks.states)
+        .sort(([a], [b]) => LEGEND.indexOf(a) - LEGEND.indexOf(b))
+        .map(([state, n]) => {
+          const h = (height * n) / tasks.total;
+          const band = (
+            <rect
+              key={state}
+              x={x}
+              y={y}
+              width={width}
+              height={h}
+              className={`jp-diamond-seg jp-diamond-seg-${state.toLowerCase()}`}
+              data-diamond-array-state={state}
+              data-diamond-array-count={n}
+            />
+          );
+          y += h;
+          return band;
+        })}
+    </>
+  );
+}
 
 /** The row element (and its job id) an event of a chart's SVG happened in, if any. */
 function barOf(target: EventTarget | null): string | null {

@@ -59,11 +59,7 @@ export function Dag({ wf }: { wf: IWorkflow }): JSX.Element {
               className={`jp-diamond-dag-step jp-diamond-state-${s.state.toLowerCase()}`}
               data-diamond-step={s.name}
               data-diamond-state={s.state}
-              title={[
-                s.needs?.length ? `after ${s.needs.join(', ')}` : '',
-                s.gang ? `gang ${s.gang}` : '',
-                s.reason ?? ''
-              ]
+              title={[s.needs?.length ? `after ${s.needs.join(', ')}` : '', s.gang ? `gang ${s.gang}` : '']
                 .filter(Boolean)
                 .join(' · ')}
             >
@@ -71,6 +67,13 @@ export function Dag({ wf }: { wf: IWorkflow }): JSX.Element {
               <span className="jp-diamond-muted"> {s.site ?? '-'}</span>
               <div className="jp-diamond-dag-state">{s.state}</div>
               {s.job && <code className="jp-diamond-muted">{s.job}</code>}
+              {s.reason && (
+                // why it moved, waits or was left to another server: read without a
+                // pointer (a title shows only on hover, never on a keyboard or in print)
+                <div className="jp-diamond-dag-reason" data-diamond-step-reason="">
+                  {s.reason}
+                </div>
+              )}
             </div>
           ))}
         </div>
@@ -126,6 +129,11 @@ export function WorkflowList(props: { workflows: IWorkflow[]; className?: string
             <strong>{wf.name ?? wf.id}</strong> <code>{wf.id}</code>{' '}
             <span className={`jp-diamond-state-${wf.state.toLowerCase()}`}>{wf.state}</span>
           </div>
+          {wf.reason && (
+            <p className="jp-diamond-dag-reason" data-diamond-workflow-reason="">
+              {wf.reason}
+            </p>
+          )}
           <Dag wf={wf} />
         </li>
       ))}

@@ -31,8 +31,8 @@ from __future__ import annotations
 import pytest
 import sweep_helpers
 from test_config_unseen2 import loads, refused, write
+from test_config_unseen22 import _cli_refused
 
-from diamond_jupyter.cli import main
 from diamond_jupyter.config import load_config
 from diamond_jupyter.sites_file_watch import SitesFileWatch
 
@@ -47,13 +47,6 @@ def _transport(d, keys: str) -> str:
     """An ssh site `a` whose key and known_hosts exist, with `keys` (flow) in transport."""
     return (f"sites:\n  - name: a\n    transport: {{known_hosts: {d}/known_hosts, "
             f"key_file: {d}/id_ed25519, use_agent: false, {keys}}}\n")
-
-
-def _cli_refused(capsys, path) -> str:
-    assert main(["sites", "--config", str(path)]) == 2
-    err = capsys.readouterr().err
-    assert "Traceback" not in err and err.count("\n") == 1, err
-    return err
 
 
 # ---- durations where seconds are wanted -------------------------------------------------------
@@ -86,7 +79,7 @@ def test_a_duration_that_says_no_one_number_keeps_the_example(key_dir, written):
         "(a plain number of seconds, e.g. 30) (line 1)" in got, got
 
 
-def test_the_duration_told_is_one_the_file_then_loads_with(key_dir):
+def test_fault_the_duration_told_is_one_the_file_then_loads_with(key_dir):
     got = refused(key_dir, "transfers: {backoff_max_s: 0-00:10:00}\n" + SITE)
     assert "write 600 for 0-00:10:00" in got, got
     assert loads(key_dir, "transfers: {backoff_max_s: 600}\n" + SITE).transfers \

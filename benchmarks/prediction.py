@@ -716,6 +716,13 @@ def run_log(path: Path, moments: int, seed: int, new_jobs: bool = False,
         bounded = [(a, b) for a, b in v if b is not None]
         if bounded:
             scores[m]["arrival_bound_coverage"] = sum(a <= b for a, b in bounded) / len(bounded)
+    if not used:  # every moment drawn found no job waiting: say so, not a bare 0
+        waits = sorted(j.wait for j in log.jobs if j.wait >= 0)
+        said = f"; its jobs' median wait is {waits[len(waits) // 2]:g} s" if waits else ""
+        note = "; ".join(filter(None, [note, (
+            f"none of the {skipped} moment(s) drawn found a job waiting whose start the log "
+            f"records{said}: nothing to score (a log whose jobs start at once, or almost, "
+            "has no wait to predict)")]))
     return {"log": log.name, "nodes": nodes_n, "cpus_per_node": cpn, "moments": used,
             **({"note": note} if note else {}), "models": scores}
 

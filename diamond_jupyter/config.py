@@ -32,7 +32,7 @@ from pydantic import (
 )
 
 from .digits import ascii_digits
-from .model import BadInput, refuse_boolean_number, software_name_problem
+from .model import BadInput, refuse_boolean_number, software_name_problem, time_value
 from .strict_yaml import (
     NumberNotAsWritten,
     alias_hint,
@@ -1289,6 +1289,13 @@ def _yaml_problem(e: yaml.YAMLError, source: str = "") -> str:
     if problem == "but found another document":  # PyYAML's words for a second `---`
         text = (f"{where}a second YAML document (`---`); a sites file is one document: "
                 "list every site under one `sites:`")
+    context, first = str(getattr(e, "context", "") or ""), getattr(e, "context_mark", None)
+    if problem == "second occurrence" and context.startswith("found duplicate anchor") \
+            and first is not None:  # PyYAML's words for `&a` written twice
+        anchor = context.split("anchor", 1)[1].split(";", 1)[0].strip().strip("'\"")
+        text = (f"{where}the anchor &{_printable(anchor)} is defined a second time (first "
+                f"on line {first.line + 1}): give each anchor its own name, and each alias "
+                "(*name) the one it means")
     if str(problem).startswith("could not determine a constructor for the tag"):
         text += (" (YAML tags such as !include or !env are not read: a sites file is plain "
                  "YAML in one file; to share settings between sites, write x-common: "
@@ -1480,30 +1487,79 @@ _BYTES = {"b": 1, "byte": 1, "bytes": 1, "k": 1 << 10, "kib": 1 << 10, "kb": 10*
 _AMOUNT = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]+)\s*")
 
 
+# a duration as Slurm writes one (sbatch --time): D-HH[:MM[:SS]] or HH:MM:SS
+_SLURM_DURATION = re.compile(r"(?:([0-9]+)-([0-9]{1,2})(?::([0-9]{1,2}))?|([0-9]+):([0-9]{1,2}))"
+                             r"(?::([0-9]{1,2}))?")
+# one as ISO 8601 writes one: P1D, PT1H30M, PT90S
+_ISO_DURATION = re.compile(r"P(?:([0-9]+)D)?(?:T(?:([0-9]+)H)?(?:([0-9]+)M)?(?:([0-9]+)S)?)?",
+                           re.IGNORECASE)
+
+
+def _duration_seconds(written: str) -> int | None:
+    """The seconds of a duration written with a clock (`1-00:00:00`, `2-12`, `00:30:00`),
+    units run together (`1h30m`) or in ISO 8601 (`PT1H30M`); None for any other text. A
+    bare `MM:SS` is left out: whether 1:30 is minutes or hours is the writer's."""
+    text = written.strip()
+    if (m := _SLURM_DURATION.fullmatch(text)) and (m[1] is not None or m[6] is not None):
+        if m[1] is not None:  # D-HH, D-HH:MM, D-HH:MM:SS
+            days, hours, minutes, seconds = m[1], m[2], m[3], m[6]
+        else:  # HH:MM:SS
+            days, hours, minutes, seconds = "0", m[4], m[5], m[6]
+        return ((int(days) * 24 + int(hours)) * 60 + int(minutes or 0)) * 60 + int(seconds or 0)
+    if (m := _ISO_DURATION.fullmatch(text)) and any(m.groups()) and not text.upper().endswith("T"):
+        d, h, mi, sec = (int(g or 0) for g in m.groups())
+        return ((d * 24 + h) * 60 + mi) * 60 + sec
+    return time_value(text) if re.search("[A-Za-z]", text) else None
+
+
+# a number with thousands marked, as a spreadsheet shows it: 1,000,000 or 1_000.000 not
+_THOUSANDS = re.compile(r"[0-9]{1,3}(?:,[0-9]{3})+")
+
+
 def _number_hint(field: str, given: Any) -> str:
     """What a number key accepts, in its unit (a key ending in _s holds seconds, one ending
     in _bytes bytes), with the plain number meant by a value written with a unit (`10s`,
-    `5m`, `64MiB`) or in a form YAML left as text (`1.5e6`)."""
+    `5m`, `64MiB`), a clock (`1-00:00:00`), thousands marks (`1,000,000`), as a percentage
+    or a decimal comma where a factor is wanted (`150%`, `1,5`), or in a form YAML left as
+    text (`1.5e6`)."""
     unit = "seconds" if field.endswith("_s") else "bytes" if field.endswith("_bytes") else ""
     plain = f"a plain number of {unit}" if unit else "a plain number"
+    example = f"{plain}, e.g. 1.5" if field.endswith("_factor") else f"{plain}, e.g. 30"
     if field == "port":
         return "a plain number, a port from 1 to 65535, e.g. 22" + (
             f": a port {_WRITTEN_OUT}" if isinstance(given, str) and "$" in given else "")
     if not isinstance(given, str):
-        return f"{plain}, e.g. 30"
+        if isinstance(given, float) and math.isfinite(given) and given == int(given):
+            # `1.0e+9` where a count is whole: YAML read a fraction
+            return f"{plain}: write {int(given)}, with no decimal point nor exponent"
+        return example
+    shown = _printable(given.strip())
     m = _AMOUNT.fullmatch(given)
     factors = _SECONDS if unit == "seconds" else _BYTES if unit == "bytes" else {}
     if m and m.group(2).lower() in factors:
         meant = float(m.group(1)) * factors[m.group(2).lower()]
-        return f"{plain}: write {meant:.0f} for {_printable(given.strip())}" \
+        return f"{plain}: write {meant:.0f} for {shown}" \
             if meant >= 1 and meant == int(meant) else f"{plain}, without a unit"
+    if unit == "seconds" and (seconds := _duration_seconds(given)) is not None:
+        return f"{plain}: write {seconds} for {shown}"
+    if unit and _THOUSANDS.fullmatch(given.strip()):
+        return f"{plain}, without thousands marks: write {shown.replace(',', '')} for {shown}"
+    if field.endswith("_factor"):
+        written = given.strip()
+        if (pm := re.fullmatch(r"([0-9]+(?:\.[0-9]+)?)\s*%", written)):
+            return f"{plain}, a factor, not a percentage: write {float(pm[1]) / 100:g} for {shown}"
+        if (cm := re.fullmatch(r"([0-9]+),([0-9]+)", written)):
+            return f"{plain}, with a decimal point: write {cm[1]}.{cm[2]} for {shown}"
+        if (xm := re.fullmatch(r"[x×]\s*([0-9]+(?:\.[0-9]+)?)|([0-9]+(?:\.[0-9]+)?)\s*[x×]",
+                                written, re.IGNORECASE)):
+            return f"{plain}, the factor alone: write {xm[1] or xm[2]} for {shown}"
     try:
         meant = float(given)
     except ValueError:
-        return f"{plain}, e.g. 30"
+        return example
     if math.isfinite(meant) and meant == int(meant):
-        return f"{plain}: write {int(meant)} for {_printable(given.strip())}"
-    return f"{plain}, e.g. 30"
+        return f"{plain}: write {int(meant)} for {shown}"
+    return example
 
 
 def _first_to_say(errors: list[Any]) -> Any:

@@ -1,7 +1,8 @@
 """The sites file as a long-lived engine read it (the Jupyter server's, a kernel's, `diamond
 mcp`'s): such an engine keeps the sites it read at its start, so a site added to the file
 later is missing from every listing, unsaid. `SitesFileWatch.note` says when the file was
-edited, removed or created since, and what to do.
+edited, removed or created since, and what to do; an edited or created file that would not
+load (a YAML slip, a key refused) is said with its error, so a restart is not what finds it.
 
 Asked on every listing (the sidebar polls for one every few seconds): the file is stat'ed
 each time and hashed only when its (mtime_ns, size) differ from both the read's and the last
@@ -14,6 +15,9 @@ import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from .config import load_config
+from .model import DiamondError
 
 Stat = tuple[int, int]  # (st_mtime_ns, st_size)
 
@@ -46,8 +50,10 @@ class SitesFileWatch:
     reader: str
     read_stat: Stat | None
     read_digest: str | None
-    # the stat last looked at and what it was found to be (see `note`)
-    _seen: tuple[Stat | None, str | None] | None = field(default=None, repr=False)
+    # the stat last looked at, what it was found to be (see `note`) and why the file there
+    # would not load (None: it loads, or is not there)
+    _seen: tuple[Stat | None, str | None, str | None] | None = field(default=None,
+                                                                      repr=False)
 
     @classmethod
     def now(cls, path: str | Path, reader: str) -> SitesFileWatch:
@@ -65,13 +71,31 @@ class SitesFileWatch:
                 "removed" if stat is None else \
                 "created" if self.read_stat is None else \
                 None if file_digest(self.path) == self.read_digest else "changed"
-            self._seen = (stat, kind)
+            self._seen = (stat, kind, self._load_problem() if kind in ("changed", "created")
+                          else None)
         return self._seen[1]
+
+    def _load_problem(self) -> str | None:
+        """Why the file now at `path` would not load (None: it loads): what a restart of
+        the reader would meet."""
+        try:
+            load_config(self.path)
+        except (DiamondError, OSError) as e:
+            return " ".join(str(e).split())
+        return None
 
     def note(self) -> str | None:
         """What to tell the user when the file is not as read (None when it is)."""
         kind = self.change()
         where = f"the sites file {self.path}"
+        problem = self._seen[2] if kind is not None and self._seen is not None else None
+        if kind == "changed" and problem is not None:
+            return (f"{where} changed since this {self.reader} read it, and the edited file "
+                    f"would not load: {problem}; the sites shown are those it read: mend the "
+                    f"file before restarting the {self.reader}")
+        if kind == "created" and problem is not None:
+            return (f"{where} was created after this {self.reader} started without it, and "
+                    f"it would not load: {problem}; mend it, then restart the {self.reader}")
         if kind == "changed":
             return (f"{where} changed since this {self.reader} read it; the sites shown are "
                     f"those it read: restart the {self.reader} to use the edited file")

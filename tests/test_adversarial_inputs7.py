@@ -335,8 +335,8 @@ def test_an_swf_trace_with_an_endless_line_is_refused_without_reading_it_whole(t
                                                                              compress):
     """A colleague's "trace" whose header comment is one line of 50 MB (or a gzip of one:
     a few kB that unpack to it) was read whole into memory, the comment kept, before a word
-    was said. A line past 64 kB is now refused naming the file and line, after reading
-    only that much of it."""
+    was said. A line past 64 kB is now refused naming the file and line (a comment line past
+    1 MB: one of 64 kB to 1 MB is read past in pieces), after reading only that much of it."""
     import gzip
 
     from diamond_jupyter.testbed import trace
@@ -348,14 +348,14 @@ def test_an_swf_trace_with_an_endless_line_is_refused_without_reading_it_whole(t
     read: list[int] = []
     real = trace._bounded_lines
 
-    def counted(fh: Any, path: Path) -> Any:
-        for line in real(fh, path):
+    def counted(fh: Any, path: Path, cut: list[tuple[int, int]]) -> Any:
+        for line in real(fh, path, cut):
             read.append(len(line))
             yield line
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(trace, "_bounded_lines", counted)
-        with pytest.raises(BadInput, match=r"t\.swf(\.gz)?:2: a line longer than 65536 "
-                                           "characters"):
+        with pytest.raises(BadInput, match=r"t\.swf(\.gz)?:2: a comment line longer than "
+                                           "1048576 characters"):
             trace.read_swf(p)
     assert read == [len("; MaxProcs: 64\n")]
 

@@ -487,12 +487,15 @@ def read_swf(path: str | Path) -> SwfLog:
     short, first_short = 0, (0, 0)  # job lines of fewer; the first one's (line, fields)
     odd_think, first_odd_think = 0, (0, "")  # think times below 0 other than SWF's -1; the
     # first one's (line, field 18)
+    cut_comments: list[tuple[int, int]] = []  # comment lines past MAX_LINE: (line, length)
+    self_preceded, first_self = 0, (0, 0)  # jobs naming themselves in field 17; the first
+    # one's (line, job)
     lineno = 0
     compressed = "text"
     try:
         compressed, fh = _open_swf(p)
         with fh:
-            for lineno, line in enumerate(_bounded_lines(fh, p), 1):
+            for lineno, line in enumerate(_bounded_lines(fh, p, cut_comments), 1):
                 # a DOS end-of-file mark (Ctrl-Z) and NUL padding after the last line are
                 # no data, nor the byte-order mark of a log joined after another (`cat`)
                 text = line.strip().strip("\x00\x1a\ufeff").strip()
@@ -566,6 +569,10 @@ def read_swf(path: str | Path) -> SwfLog:
                 else:
                     short += 1
                     first_short = first_short if short > 1 else (lineno, len(fields))
+                if job.number > 0 and len(fields) > 16 and _number(fields[16]) and \
+                        _whole(fields[16]) == job.number:
+                    self_preceded += 1
+                    first_self = first_self if self_preceded > 1 else (lineno, job.number)
                 if job.think < 0 and job.think != -1:
                     odd_think += 1
                     first_odd_think = first_odd_think if odd_think > 1 else (lineno,
@@ -681,6 +688,16 @@ def read_swf(path: str | Path) -> SwfLog:
     if numberless:
         notes.append(f"{numberless} job(s) have no job number (field 1 is -1 or 0): each is a "
                      "job of its own, no part of another and no job's predecessor")
+    if cut_comments:
+        line_at, length = cut_comments[0]
+        notes.append(f"{len(cut_comments)} comment line(s) are longer than {MAX_LINE:,} "
+                     f"characters (line {line_at} has {length:,}): each is read to its first "
+                     f"{MAX_LINE:,} only, its header fields there; the lines after it are read")
+    if self_preceded:
+        line_at, number = first_self
+        notes.append(f"{self_preceded} job(s) name themselves as their preceding job (field "
+                     f"17; line {line_at}: job {number}): no job waits for its own end, so "
+                     "each is replayed as a job of its own, held for none")
     if unread_comments:
         notes.append(f"the log has {unread_comments} comment line(s) past its first "
                      f"{HEADER_TEXT_CHARS:,} characters of comments (from line "
@@ -727,10 +744,31 @@ def read_swf(path: str | Path) -> SwfLog:
                      "job could run within: it is not read, as if the log gave none (jobs "
                      "that request no time ask their queue's limit or their partition's)")
     queue_limits = _queue_limits(queue_lines, notes)
+    _unlisted_queue_note(queue_lines, queue_limits, table, notes)
     return SwfLog(name=name, max_procs=max_procs, table=table, notes=tuple(notes),
                   unix_start=unix_start, max_runtime=header.get("MaxRuntime") or None,
                   queue_limits=queue_limits,
                   unit=unit, cleaned=cleaned or "-cln" in name, **parts)
+
+
+def _unlisted_queue_note(lines: list[str], limits: tuple[tuple[int, float], ...],
+                         t: JobTable, notes: list[str]) -> None:
+    """Say the jobs without a requested time whose queue (field 15) no Queue line of the
+    header lists, where those lines give limits: such a job asks no queue's limit."""
+    if not limits:
+        return
+    listed = {int(m.group(1)) for line in lines if (m := _QUEUE_LINE.match(line))}
+    unlisted = [(n, q) for n, q, req in zip(t.number, t.queue, t.req_time, strict=True)
+                if q > 0 and q not in listed and req <= 0]
+    if unlisted:
+        queues = sorted({q for _, q in unlisted})
+        number, queue = unlisted[0]
+        notes.append(f"{len(unlisted)} job(s) without a requested time are in a queue the "
+                     f"header's Queue lines do not list (queue "
+                     f"{', '.join(map(str, queues[:5]))}{', ...' if len(queues) > 5 else ''}; "
+                     f"e.g. job {number} in queue {queue}; the lines list "
+                     f"{', '.join(map(str, sorted(listed)[:10]))}): no queue's MaxRuntime is "
+                     "theirs, so each asks the log's MaxRuntime, else its partition's limit")
 
 
 # A Queue line's limit: its number, then the queue's own MaxRuntime named as the header's
@@ -1219,8 +1257,8 @@ def _unsized_note(unsized: dict[str, tuple[int, str, bool]], header: dict[str, i
 
 def _later_predecessor_note(t: JobTable, notes: list[str]) -> None:
     """Say the jobs (`t` in submit order) whose preceding job (field 17) is submitted only
-    after them: SWF's predecessor is an earlier job, so each is replayed as independent
-    (`plan_replay` holds a job only for one replayed before it)."""
+    after them, or is no job of the log: SWF's predecessor is an earlier job, so each is
+    replayed as independent (`plan_replay` holds a job only for one replayed before it)."""
     named = {pred for pred in t.preceding if pred > 0}  # most logs: none
     if not named:
         return
@@ -1235,6 +1273,14 @@ def _later_predecessor_note(t: JobTable, notes: list[str]) -> None:
         notes.append(f"{len(later)} job(s) name as their preceding job (field 17) one submitted "
                      f"after them (e.g. job {number} names job {pred}): SWF's preceding job is "
                      "an earlier one, so each is replayed as a job of its own, held for none")
+    absent = [(n, pred) for n, pred in zip(t.number, t.preceding, strict=True)
+              if pred > 0 and pred not in first_submit]
+    if absent:
+        number, pred = absent[0]
+        notes.append(f"{len(absent)} job(s) name as their preceding job (field 17) one the log "
+                     f"does not hold (e.g. job {number} names job {pred}: before the log's "
+                     "start, or cleaned out of it), so each is replayed as a job of its own, "
+                     "held for none")
 
 
 # What each header count is a whole number of, as SWF writes it
@@ -1371,18 +1417,35 @@ def open_swf(path: Path) -> TextIO:
 # past this is no log's. Read whole, a shared "trace" of one endless line (or a gzip of one)
 # held it all in memory (a 100 MB comment line took 440 MB) before anything was said.
 MAX_LINE = 64 * 1024
+# A comment line past MAX_LINE (a filter list or a log's history on one line) is read past,
+# in pieces, up to this; longer, it is no header of a log
+MAX_COMMENT_LINE = 1024 * 1024
 
 
-def _bounded_lines(fh: TextIO, path: Path) -> Iterator[str]:
+def _bounded_lines(fh: TextIO, path: Path, cut: list[tuple[int, int]]) -> Iterator[str]:
     """`fh`'s lines, each read at most MAX_LINE characters far: BadInput naming the file
-    and line for a longer one."""
+    and line for a longer one, but for a comment (`;` first) of at most MAX_COMMENT_LINE,
+    whose first MAX_LINE characters are given and the rest read past in pieces of that
+    size; `cut` gets each such line's (number, length)."""
     lineno = 0
     while line := fh.readline(MAX_LINE + 1):
         lineno += 1
         if len(line) > MAX_LINE and not line.endswith("\n"):
-            raise BadInput(f"{path}:{lineno}: a line longer than {MAX_LINE} characters (an SWF "
-                           "line is about 100): not a Standard Workload Format log "
-                           f"({line[:40]!r}...)")
+            comment = line.lstrip(" \t\ufeff").startswith(";")
+            length = len(line)
+            while comment and length <= MAX_COMMENT_LINE and (rest := fh.readline(MAX_LINE)):
+                length += len(rest.rstrip("\r\n"))
+                if rest.endswith("\n"):
+                    break
+            if not comment or length > MAX_COMMENT_LINE:
+                bound = MAX_COMMENT_LINE if comment else MAX_LINE
+                raise BadInput(f"{path}:{lineno}: a {'comment ' if comment else ''}line longer "
+                               f"than {bound} characters (an SWF line is about 100"
+                               + (", a header's note a few thousand" if comment else "")
+                               + "): not a Standard Workload Format log "
+                               f"({line[:40]!r}...)")
+            cut.append((lineno, length))
+            line = line[:MAX_LINE] + "\n"
         yield line
 
 

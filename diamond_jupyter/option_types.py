@@ -51,7 +51,7 @@ def job_state(text: str) -> str:
 
     known = [s.value for s in JobState]
     words = [w.strip().upper() for w in text.split(",")]
-    if bad := next((w for w in words if w not in known), None):
+    if (bad := next((w for w in words if w not in known), None)) is not None:
         which = f"unknown state {text!r}" if len(words) == 1 else \
             f"unknown state {bad.lower() or '(empty)'!r} in {text!r}"
         raise argparse.ArgumentTypeError(f"{which}; expected {', '.join(known)} (several "

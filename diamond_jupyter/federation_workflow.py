@@ -675,10 +675,21 @@ class WorkflowMixin:
 
     def workflow(self, workflow_id: str) -> WorkflowView:
         """Workflow `workflow_id` as stored: its state and each step's site, job and state.
-        BadInput for an unknown workflow."""
+        An unfinished step whose job is on a site this sites file lacks (the workflow was
+        started with another file, or handed back for one), with no word of its own, says
+        so: its state is the one last recorded, which this engine cannot ask about (it was
+        shown PENDING without a word). BadInput for an unknown workflow."""
         from .workflow.engine import workflow_view
 
-        return workflow_view(self.store, workflow_id)
+        view = workflow_view(self.store, workflow_id)
+        names = list(getattr(self, "sites", {}))
+        for s in view.steps:
+            if s.job and s.site and s.site not in names and not s.state.terminal \
+                    and not s.reason:
+                s.reason = (f"its site {s.site} is not in this sites file (configured: "
+                            f"{', '.join(names) or 'none'}): its state is the one last "
+                            "recorded; a server whose sites file lists it follows it")
+        return view
 
     def workflows(self, *, limit: int | None = 50) -> list[WorkflowView]:
         """Stored workflows, newest first, at most `limit` (None: all)."""

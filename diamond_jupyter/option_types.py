@@ -43,16 +43,20 @@ def list_limit(most: int = MAX_LISTED) -> Callable[[str], int]:
 
 
 def job_state(text: str) -> str:
-    """An argparse type: a job state in any case (`%diamond jobs --state running`), as
-    `GET jobs?state=` reads it; refused naming the states (it was Python's "'running' is
-    not a valid JobState")."""
+    """An argparse type: job states in any case, one or several joined by commas
+    (`%diamond jobs --state running,pending`), as `GET jobs?state=` reads them; given back
+    upper case, comma-joined. Refused naming the states (it was Python's "'running' is not
+    a valid JobState", and a list was "unknown state 'running,pending'")."""
     from .model import JobState
 
-    word = text.strip().upper()
-    if word not in {s.value for s in JobState}:
-        raise argparse.ArgumentTypeError(f"unknown state {text!r}; expected "
-                                         f"{', '.join(s.value for s in JobState)}")
-    return word
+    known = [s.value for s in JobState]
+    words = [w.strip().upper() for w in text.split(",")]
+    if (bad := next((w for w in words if w not in known), None)) is not None:
+        which = f"unknown state {text!r}" if len(words) == 1 else \
+            f"unknown state {bad.lower() or '(empty)'!r} in {text!r}"
+        raise argparse.ArgumentTypeError(f"{which}; expected {', '.join(known)} (several "
+                                         "joined by commas, e.g. running,pending)")
+    return ",".join(dict.fromkeys(words))
 
 
 def count(least: int, most: int | None = None) -> Callable[[str], int]:

@@ -15,11 +15,17 @@ import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from stat import S_ISREG
 
 from .config import load_config
 from .model import DiamondError
 
 Stat = tuple[int, int]  # (st_mtime_ns, st_size)
+
+
+# A sites file is a few kilobytes; past this its bytes are not hashed (its stat alone says
+# whether it changed), so a file swapped for a huge one costs no more than a stat
+MOST_HASHED = 16 << 20
 
 
 def file_stat(path: Path) -> Stat | None:
@@ -33,12 +39,33 @@ def file_stat(path: Path) -> Stat | None:
     return (st.st_mtime_ns, st.st_size)
 
 
-def file_digest(path: Path) -> str | None:
-    """The sha256 of the file's bytes; None when it cannot be read."""
+def file_digest(path: Path) -> tuple[Stat | None, str | None]:
+    """The file's stat and the sha256 of its bytes, both of the one file opened (a file
+    replaced between a stat and a read is not taken for the one stat'ed); the digest None
+    when it cannot be read, or is not a regular file (a FIFO would block the read forever,
+    /dev/zero never end it) or is larger than MOST_HASHED (its stat alone is compared)."""
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None, None
     except OSError:
-        return None
+        return file_stat(path), None
+    try:
+        st = os.fstat(fd)
+        stat = (st.st_mtime_ns, st.st_size)
+        if not S_ISREG(st.st_mode) or st.st_size > MOST_HASHED:
+            return stat, None
+        digest, read = hashlib.sha256(), 0
+        while chunk := os.read(fd, 1 << 20):
+            digest.update(chunk)
+            read += len(chunk)
+            if read > MOST_HASHED:  # it grew since the fstat
+                return stat, None
+        return stat, digest.hexdigest()
+    except OSError:
+        return file_stat(path), None
+    finally:
+        os.close(fd)
 
 
 @dataclass
@@ -50,8 +77,7 @@ class SitesFileWatch:
     reader: str
     read_stat: Stat | None
     read_digest: str | None
-    # the stat last looked at, what it was found to be (see `note`) and why the file there
-    # would not load (None: it loads, or is not there)
+    # the stat last looked at, what it was found to be, and why it would not load (see `note`)
     _seen: tuple[Stat | None, str | None, str | None] | None = field(default=None,
                                                                       repr=False)
 
@@ -59,7 +85,7 @@ class SitesFileWatch:
     def now(cls, path: str | Path, reader: str) -> SitesFileWatch:
         """The file at `path` as it is now: made just before the engine reads it."""
         p = Path(path).expanduser()
-        return cls(p, reader, file_stat(p), file_digest(p))
+        return cls(p, reader, *file_digest(p))
 
     def change(self) -> str | None:
         """"changed", "removed" or "created" since the read; None when it is as read."""
@@ -67,12 +93,21 @@ class SitesFileWatch:
         if stat == self.read_stat:
             return None
         if self._seen is None or self._seen[0] != stat:
+            digest = None
+            if stat is not None:
+                # the stat of the bytes hashed: a save between the two is seen next time
+                stat, digest = file_digest(self.path)
+            same = self.read_stat is not None and digest is not None and \
+                digest == self.read_digest
             kind = None if stat is None and self.read_stat is None else \
                 "removed" if stat is None else \
                 "created" if self.read_stat is None else \
-                None if file_digest(self.path) == self.read_digest else "changed"
-            self._seen = (stat, kind, self._load_problem() if kind in ("changed", "created")
-                          else None)
+                None if same else "changed"
+            # only a file that was hashed (regular, at most MOST_HASHED) is loaded to say why
+            # it would not load: a FIFO or a device in its place is never read
+            problem = self._load_problem() if kind in ("changed", "created") and \
+                digest is not None else None
+            self._seen = (stat, kind, problem)
         return self._seen[1]
 
     def _load_problem(self) -> str | None:

@@ -16,7 +16,9 @@ import importlib.util
 import inspect
 import json
 import os
+import pty
 import subprocess
+import sys
 import textwrap
 import tracemalloc
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -220,6 +222,29 @@ def cli_refusal(res: subprocess.CompletedProcess[str], *said: str) -> str:
     for s in said:
         assert s in last, res.stderr
     return last
+
+
+def on_a_terminal(user: NewUser, *args: str) -> tuple[int, str]:
+    """`diamond ARGS` on the user's sites file with its stdout a pseudo-terminal (stderr
+    piped): its exit code and what the terminal was sent (its newlines as the terminal's
+    \\r\\n, turned back to \\n)."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "diamond_jupyter.cli", *args],
+                            stdout=slave, stderr=subprocess.DEVNULL, cwd=user.root,
+                            env=user.env(user.sites))
+    os.close(slave)
+    sent = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the last writer closed the terminal
+            break
+        if not chunk:
+            break
+        sent += chunk
+    os.close(master)
+    code = proc.wait(timeout=120)
+    return code, sent.decode("utf-8", "replace").replace("\r\n", "\n")
 
 
 def assert_magic_refused(shell: Any, user: NewUser, capsys: pytest.CaptureFixture[str],

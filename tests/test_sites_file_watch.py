@@ -45,7 +45,7 @@ def digests(monkeypatch) -> list[Path]:
     hashed: list[Path] = []
     real = sites_file_watch.file_digest
 
-    def counted(path: Path) -> str | None:
+    def counted(path: Path) -> tuple[sites_file_watch.Stat | None, str | None]:
         hashed.append(path)
         return real(path)
 

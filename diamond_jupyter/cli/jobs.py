@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import re
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -261,9 +262,19 @@ def _write_output(stream: Any, text: str, plain: bool = False) -> None:
     """A job's output as it wrote it when piped or redirected (nothing lost); on a terminal,
     with its colours but no other escape sequence (it cannot move the cursor, retitle the
     window or write the clipboard) and no colour that hides text (`model._Colours`), reset
-    after it; `plain`: every escape sequence written out, colours too."""
+    after it; `plain`: every escape sequence written out, colours too. A carriage return
+    ends its line there (a CRLF line end, a progress bar's redraws): each text it would
+    have written over is shown on a line of its own, not hidden, and no line ends in a
+    written-out \\x0d."""
     isatty = getattr(stream, "isatty", None)
-    stream.write(visible(text, keep_colour=not plain) if isatty and isatty() else text)
+    if not (isatty and isatty()):
+        stream.write(text)
+        return
+    lines = _CARRIAGE_RETURNS.sub("\n", text)
+    stream.write(visible(lines, keep_colour=not plain))
+
+
+_CARRIAGE_RETURNS = re.compile("\r+\n?")
 
 
 def cmd_logs(args: argparse.Namespace) -> int:
@@ -350,15 +361,15 @@ def cmd_jobs(args: argparse.Namespace) -> int:
     from .handover import hand_over
 
     fed = Federation(args.config)
-    jobs = fed.jobs(site=args.site, states=[args.state] if args.state else None,
-                    limit=args.limit)
+    states = args.state.split(",") if args.state else None
+    jobs = fed.jobs(site=args.site, states=states, limit=args.limit)
     hand_over(fed, args)
     if args.json or jobs:
         deps = fed.dependencies_of_jobs(jobs)  # one pass over them all
         out(args, [job_json(j) | {"depends_on": dependencies_json(deps[j.id])} for j in jobs],
             "\n".join(job_line(j) for j in jobs))
     else:  # not a blank line: say so, on stderr (stdout stays a list of jobs, here none)
-        print("diamond: no jobs" + (f" {args.state}" if args.state else "")
+        print("diamond: no jobs" + (f" {' or '.join(states)}" if states else "")
               + (f" on {args.site}" if args.site else "") + " in the store", file=sys.stderr)
     return 0
 
@@ -498,7 +509,8 @@ def add_job_commands(add: Adder) -> None:
     p = add("jobs", cmd_jobs, "jobs in the store")
     p.add_argument("--site", help="only this site's jobs")
     p.add_argument("--state", type=job_state,
-                   help="only the jobs in this state (pending, running, completed, ...)")
+                   help="only the jobs in these states, joined by commas (pending, running, "
+                   "completed, ...)")
     p.add_argument("--limit", type=list_limit(), default=50,
                    help="at most this many (default 50)")
     p = add("translate", cmd_translate, "translate a batch script between dialects")

@@ -79,7 +79,7 @@ class LocalEngine(Engine):
     async def jobs(self, site: str | None = None, state: str | None = None,
                    limit: int = 50) -> list[Job]:
         fed = await self.fed()
-        return fed.jobs(site=site, states=[state] if state else None, limit=limit)
+        return fed.jobs(site=site, states=state.split(",") if state else None, limit=limit)
 
     async def submit(self, text: str, *, site: str = "auto", name: str | None = None,
                      overrides: dict[str, Any] | None = None,

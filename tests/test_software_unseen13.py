@@ -142,6 +142,12 @@ CASES = {
                    "lists 1 hidden module, none of python)"]}),
     "ml-shorthand": ("ml GCC/13.2.0 OpenMPI/5.0.3 -cmake\nml av\nml spider netCDF\n", {
         "lmodsite": [], "emsite": [], "envsite": nowhere("GCC/13.2.0", "OpenMPI/5.0.3")}),
+    # Lmod's `ml` unloads first, then loads: OpenMPI is there when netCDF loads
+    "ml-unload-among-loads": ("ml GCC/13.2.0 OpenMPI/5.0.3 -OpenMPI netCDF/4.9.2-mpi_ofi\n", {
+        "lmodsite": [], "emsite": [f"software 'netCDF/4.9.2-mpi_ofi' not installed ({EM_HAS})"],
+        "envsite": nowhere("GCC/13.2.0", "OpenMPI/5.0.3", "netCDF/4.9.2-mpi_ofi")}),
+    "ml-swap-into-the-tree": ("ml swap GCC/12.3.0 GCC/13.2.0\nml OpenMPI/5.0.3\n", {
+        "lmodsite": [], "emsite": [], "envsite": nowhere("GCC/13.2.0", "OpenMPI/5.0.3")}),
     "ml-unload-only": ("ml -GCC\nml purge\n./a.out\n", {
         "lmodsite": [], "emsite": [], "envsite": []}),
     # fault: `openmpi/5.0.3{fabric=ofi,ucx}` was left out of the listing as an error

@@ -14,7 +14,7 @@ import unicodedata
 from collections.abc import Collection
 from pathlib import Path
 from typing import Annotated, Any, Literal
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 import yaml
 from pydantic import (
@@ -680,6 +680,30 @@ CONTAINER_RUNTIMES = ("apptainer", "singularity", "podman", "docker", "enroot", 
                       "charliecloud", "shifter", "podman-hpc", "sarus")
 
 
+def _check_zone(name: Any) -> None:
+    """`metadata.timezone`: an IANA zone name this machine's zone database knows; a typo
+    (`Europe/Berln`) was ignored and the cluster's times read in the engine's zone, hours
+    off. Unset (`timezone:` with nothing after it) stays unset."""
+    if name is None:
+        return
+    accepted = "an IANA time zone name such as Europe/Berlin, Asia/Tokyo or UTC"
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"timezone: {_printable(repr(name))[:60]} is not a time zone name "
+                         f"(accepted: {accepted}; leave timezone out for the engine's zone)")
+    try:
+        ZoneInfo(name)
+        return
+    except (ZoneInfoNotFoundError, ValueError):
+        pass
+    zones = available_timezones()
+    by_case = {z.lower(): z for z in zones}
+    near = by_case.get(name.strip().lower()) or next(iter(difflib.get_close_matches(
+        name.strip(), sorted(zones), n=1, cutoff=0.8)), None)
+    hint = f": did you mean {near}?" if near else ""
+    raise ValueError(f"timezone: {_printable(repr(name))[:60]} is not a time zone name this "
+                     f"machine knows{hint} (accepted: {accepted})")
+
+
 def _check_runtimes(value: Any) -> None:
     """`metadata.container_runtimes`: a name a letter away from a known runtime (`dockr`) is
     refused naming it; the site never matched a job asking for docker. Other names are kept
@@ -806,6 +830,7 @@ class SiteConfig(_Cfg):
                                  f"reads: {', '.join(METADATA_KEYS)}; another key is kept "
                                  "as a note and read by nothing)")
         _check_software(value.get("software"))
+        _check_zone(value.get("timezone"))
         for key in ("architecture", "features", "gpu_models", "container_runtimes", "mpi",
                     "pmi", "groups"):
             _check_names(key, value.get(key))
@@ -818,7 +843,9 @@ class SiteConfig(_Cfg):
     def metadata_zone(self) -> ZoneInfo | None:
         """The cluster's time zone its entry gives (`metadata.timezone`, an IANA name such
         as Europe/Berlin), in which its scheduler's times without a zone are read; None when
-        unset or not a zone name (those times are then read in the engine's zone)."""
+        unset (those times are then read in the engine's zone). A name that is not a zone
+        is refused when the sites file is read; one this machine stopped knowing since
+        reads as unset."""
         name = self.metadata.get("timezone")
         try:
             return ZoneInfo(name) if isinstance(name, str) and name else None

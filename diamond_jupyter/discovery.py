@@ -259,6 +259,10 @@ def split_sections(stdout: str, marker: str = MARK) -> tuple[dict[str, str], dic
 # versions (default), (default:latest), (13:default), (@) for an alias
 # (Environment Modules 5 joins its tags with ':', `<L:sticky>`, `<aL:super-sticky>`)
 _MODULE_MARKS = re.compile(r"\s*(\([^()/]*\)|<[A-Za-z][A-Za-z0-9,:-]*>)\s*$")
+# Environment Modules 5's variants after a module when its listing shows them (the site's
+# MODULES_AVAIL_TERSE_OUTPUT holds `variant`), `openmpi/5.0.3{fabric=ofi,ucx}`: not part of
+# the name `module load` takes
+_VARIANTS = re.compile(r"\{[A-Za-z0-9_.+=,:%~-]*\}(?=\s*(?:[(<]|$))")
 # Lmod's terse aliases and symbolic versions, `py3(@python/3.11.6)`, `python/3.11(@python/
 # 3.11.6)`, and its long form `py3 -> python/3.11.6`: a name `module load` takes
 _ALIAS = re.compile(r"([^\s()]+)(?:\(@([^\s()]+)\)|\s+->\s+([^\s()]+))")
@@ -305,6 +309,7 @@ def parse_module_list(text: str, refused: list[str] | None = None,
     left_out: set[str] = set()  # the names added to `refused`
     text, _, asked = text.partition("\n@@requires ")
     requires = parse_spider_requires("@@requires " + asked) if asked else {}
+    in_key = False
     for n, raw in enumerate(text.split("\n")):
         if n == MAX_MODULE_LINES:
             if refused is not None:
@@ -313,6 +318,12 @@ def parse_module_list(text: str, refused: list[str] | None = None,
             break
         underlined = bool(_UNDERLINED.match(raw.lstrip()))
         line = _TERMINAL.sub("", raw).strip() if "\x1b" in raw or "\x08" in raw else raw.strip()
+        if line == "Key:" or in_key:  # Environment Modules' legend (its `key` column)
+            in_key = not (line.startswith(("/", "@@")) and line != "Key:")
+            if in_key:
+                continue
+        if system == "environment-modules":
+            line = _VARIANTS.sub("", line)
         if alias := _ALIAS.fullmatch(line):
             # a name that loads another: a name of the site's (`module load py3` passes),
             # but for a symbolic version naming no release (`python/stable`), which any
@@ -352,6 +363,14 @@ def parse_module_list(text: str, refused: list[str] | None = None,
         line = _MODULE_MARKS.sub("", line)
         while _MODULE_MARKS.search(line):
             line = _MODULE_MARKS.sub("", line)
+        if line.endswith("/") and system != "lmod":
+            # Environment Modules' symbol of a directory (its `dirwsym` column,
+            # `gcc/(testing)`): `module load gcc/testing` loads the version it names
+            for symbol in sorted(tags - _MODULE_TAGS):
+                also = line + symbol
+                if symbol.lower() not in FLOATING_VERSIONS and MODULE_NAME.fullmatch(also):
+                    found.setdefault(also, SoftwareModule.parse(also, at_version=False))
+            continue
         name = line.split("/")[-1] if "/" in line else line
         if not line or name.startswith(".") or line.startswith("."):
             if hidden is not None and MODULE_NAME.fullmatch(line) and line not in hidden:

@@ -569,8 +569,12 @@ def env_reasons(needs: Needs, caps: SiteCapabilities) -> list[str]:
 def _hidden_reason(need: SoftwareNeed, caps: SiteCapabilities) -> str | None:
     """Why a hidden module the job names (`python/.3.14.0-beta`) is not at this site: only
     where discovery's listing held hidden modules (Lmod's `--show_hidden`, Environment
-    Modules 4.6+'s `--all`), matched by the exact name `module load` takes."""
+    Modules 4.6+'s `--all`), matched by the exact name `module load` takes; and at a site
+    discovered to have no module system at all, where no module loads."""
     if caps.hidden_modules is None:
+        if caps.software == [] and caps.module_system is None and \
+                caps.sources.get("software") == "discovered":
+            return f"software '{need.full}' not installed (site has: none)"
         return None
     have = set(caps.hidden_modules) | set(caps.module_names())
     if need.full in have:
@@ -579,7 +583,8 @@ def _hidden_reason(need: SoftwareNeed, caps: SiteCapabilities) -> str | None:
     same = [m for m in caps.hidden_modules if m.split("/")[0].lower() == pkg]
     return (f"software '{need.full}' not installed (a hidden module: "
             + (f"the site's hidden {need.full.split('/')[0]} modules are {_listed(same)}"
-               if same else f"the site lists {len(caps.hidden_modules)} hidden modules, "
+               if same else f"the site lists {len(caps.hidden_modules)} hidden "
+               f"module{'' if len(caps.hidden_modules) == 1 else 's'}, "
                f"none of {need.full.split('/')[0]}") + ")")
 
 

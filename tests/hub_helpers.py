@@ -343,6 +343,19 @@ def submit(hub: RealHub, user: str, server_path: str | None = None, name: str = 
     return job
 
 
+def submit_located(hub: RealHub, user: str, server_path: str) -> tuple[str, dict]:
+    """(the Location header, the job) of a new job USER submits through SERVER_PATH."""
+    req = urllib.request.Request(
+        hub.url + server_path + "diamond/api/jobs", method="POST",
+        data=json.dumps({"site": "alpha", "script": "#!/bin/bash\n#SBATCH -t 5\nhostname\n"})
+        .encode(),
+        headers={"Authorization": f"token {hub.tokens[user]}",
+                 "Content-Type": "application/json"})
+    with OPENER.open(req, timeout=60) as resp:
+        assert resp.status == 201, resp.status
+        return resp.headers["Location"], json.loads(resp.read())
+
+
 def job_of(hub: RealHub, user: str, job_id: str, server_path: str | None = None) -> dict:
     status, job = hub.call((server_path or hub.server_path(user))
                            + f"diamond/api/jobs/{quote(job_id, safe='')}", hub.tokens[user])

@@ -26,13 +26,13 @@ from urllib.parse import quote
 import pytest
 from hub_helpers import (
     BASE_URL,
-    OPENER,
     SERVICE_TOKEN,
     RealHub,
     events_of,
     job_of,
     store_of,
     submit,
+    submit_located,
     wait_for,
 )
 from tornado.httpclient import HTTPRequest
@@ -261,15 +261,7 @@ def test_a_token_scoped_to_bobs_named_server_is_refused_on_alices(hub, named):
 
 def test_a_named_servers_new_job_location_is_under_its_own_prefix(hub, named):
     assert named == f"/user/alice/{NAMED}/", named
-    req = urllib.request.Request(
-        hub.url + named + "diamond/api/jobs", method="POST",
-        data=json.dumps({"site": "alpha", "script": "#!/bin/bash\n#SBATCH -t 5\nhostname\n"})
-        .encode(),
-        headers={"Authorization": f"token {hub.tokens['alice']}",
-                 "Content-Type": "application/json"})
-    with OPENER.open(req, timeout=60) as resp:
-        assert resp.status == 201, resp.status
-        location, job = resp.headers["Location"], json.loads(resp.read())
+    location, job = submit_located(hub, "alice", named)
     expected = f"{BASE_URL.rstrip('/')}{named}diamond/api/jobs/"
     assert location.startswith(expected), (location, expected)
     # the Location, followed through the proxy, is the job

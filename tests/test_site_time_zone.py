@@ -4,13 +4,18 @@ not the engine's; without one, in the engine's zone, as before."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 
-from diamond_jupyter.config import SiteConfig, TransportConfig
+from diamond_jupyter.config import SiteConfig, TransportConfig, load_config
+from diamond_jupyter.model import BadInput
 from diamond_jupyter.sites import Site
 
 ENGINE_ZONE = "America/New_York"  # the engine's; the site is in Tokyo (UTC+9, no DST)
@@ -56,3 +61,50 @@ async def test_accounting_times_are_read_in_the_sites_zone(tmp_path, metadata, s
     assert (status.native_id, status.started_at) == ("77", start_utc)
     assert status.ended_at is not None and status.ended_at - status.started_at == \
         (datetime(2026, 3, 1, 10, 30) - datetime(2026, 3, 1, 9, 0))
+
+
+LOCAL = "sites:\n  - name: tokyo\n    transport: {kind: local}\n"
+
+
+@pytest.mark.parametrize("written, want", [
+    ("Europe/Berln", "'Europe/Berln' is not a time zone name this machine knows: did you "
+                     "mean Europe/Berlin?"),
+    ("europe/berlin", "did you mean Europe/Berlin?"),
+    ("Mars/Olympus", "'Mars/Olympus' is not a time zone name this machine knows (accepted:"),
+    ("9", "9 is not a time zone name"),
+    ("''", "'' is not a time zone name"),
+])
+def test_a_zone_name_that_is_no_zone_is_refused_when_the_sites_file_is_read(
+        tmp_path, written, want):
+    """Before: `timezone: Europe/Berln` loaded, and the site's scheduler times were read in
+    the engine's zone without a word (hours off)."""
+    path = tmp_path / "sites.yaml"
+    path.write_text(LOCAL + f"    metadata: {{timezone: {written}}}\n")
+    with pytest.raises(BadInput) as e:
+        load_config(path)
+    msg = str(e.value)
+    assert msg.startswith(f"sites file {path}: site 'tokyo' (sites[0]): metadata: timezone: ")
+    assert want in msg and "an IANA time zone name such as Europe/Berlin" in msg, msg
+    assert msg.endswith("(line 4)"), msg
+
+
+def test_a_known_zone_or_none_loads(tmp_path):
+    path = tmp_path / "sites.yaml"
+    path.write_text(LOCAL + "    metadata: {timezone: Asia/Tokyo}\n")
+    assert load_config(path).sites[0].metadata_zone() == ZoneInfo("Asia/Tokyo")
+    path.write_text(LOCAL + "    metadata: {timezone: }\n")
+    assert load_config(path).sites[0].metadata_zone() is None
+
+
+def test_the_cli_exits_2_naming_the_zone_and_what_is_accepted(tmp_path):
+    path = tmp_path / "sites.yaml"
+    path.write_text(LOCAL + "    metadata:\n      timezone: Europe/Berln\n")
+    env = {**os.environ, "DIAMOND_DATA_DIR": str(tmp_path / "data"), "HOME": str(tmp_path),
+           "DIAMOND_CONFIG": str(path)}
+    res = subprocess.run([sys.executable, "-m", "diamond_jupyter.cli", "sites"],
+                         capture_output=True, text=True, env=env, timeout=120)
+    assert res.returncode == 2, (res.stdout, res.stderr)
+    line = res.stderr.strip()
+    assert line.startswith(f"diamond: sites file {path}: site 'tokyo' (sites[0]): metadata: "
+                           "timezone: 'Europe/Berln' is not a time zone name"), line
+    assert "Europe/Berlin" in line and line.endswith("(line 5)"), line

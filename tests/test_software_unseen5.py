@@ -162,12 +162,15 @@ def test_a_toolchain_suffix_the_site_lacks_is_rewritten_to_the_sites_module():
 def test_a_dotted_hidden_version_is_kept_unchecked_where_hidden_ones_were_not_listed():
     """`python/.3.14.0-beta`: Lmod loads it by that name; SITE's listing carries no mark
     that it holds hidden modules (test_software_unseen6 has those that do), so it is not
-    checked (said with the need), at either site."""
+    checked there (said with the need). BARE has no module system at all: no module loads
+    there, hidden or not (test_software_unseen13)."""
     n = needs("module load python/.3.14.0-beta\n")
     assert [(s.full, s.unchecked) for s in n.software] == [
         ("python/.3.14.0-beta",
          "a hidden module (line 1): checked where the site lists hidden modules")]
-    assert needs_reasons(n, SITE) == needs_reasons(n, BARE) == []
+    assert needs_reasons(n, SITE) == []
+    assert needs_reasons(n, BARE) == ["software 'python/.3.14.0-beta' not installed (site has: "
+                                      "none)"]
 
 
 # -- a version a .modulerc hides ---------------------------------------------------------------

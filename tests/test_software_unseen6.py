@@ -180,7 +180,7 @@ def test_fault_lmods_hidden_listing_checks_a_jobs_hidden_module():
         "python modules are python/.3.14.0-beta)"]
     assert needs_reasons(needs("ml .cuda-preview/13.0\n"), caps) == [
         "software '.cuda-preview/13.0' not installed (a hidden module: the site lists 1 hidden "
-        "modules, none of .cuda-preview)"]
+        "module, none of .cuda-preview)"]
 
 
 def test_fault_environment_modules_4_6_lists_hidden_ones_with_all():

@@ -649,10 +649,28 @@ def _scheduler_name(value: Any) -> Any:
 # the sites file's `metadata` keys the engine reads (capabilities, placement); a key spelt
 # near one of them, or a common other name for it, is a mistake that would be ignored
 METADATA_KEYS = ("architecture", "features", "gpu_models", "software", "container_runtimes",
-                 "mpi", "pmi", "groups", "bandwidth_mbps", "door_to")
+                 "mpi", "pmi", "groups", "bandwidth_mbps", "door_to", "timezone")
 METADATA_SYNONYMS = {"arch": "architecture", "modules": "software", "module": "software",
                      "runtimes": "container_runtimes", "containers": "container_runtimes",
-                     "constraints": "features", "gpu_types": "gpu_models"}
+                     "constraints": "features", "gpu_types": "gpu_models", "tz": "timezone",
+                     "time_zone": "timezone"}
+
+
+def _check_timezone(value: Any) -> None:
+    """`metadata.timezone`: an IANA zone name (the scheduler's times without a zone are
+    read in it); one this machine's zone database lacks is refused, never read silently in
+    the engine's zone instead."""
+    if value is None:
+        return
+    if isinstance(value, str) and value.strip():
+        try:
+            ZoneInfo(value)
+            return
+        except (ZoneInfoNotFoundError, ValueError):
+            pass
+    raise ValueError(f"timezone: {_printable(repr(value))} is not a time zone name this "
+                     "machine knows (an IANA name, e.g. timezone: Europe/Berlin, "
+                     "America/Chicago or UTC)")
 
 
 def _check_names(key: str, value: Any) -> None:
@@ -806,6 +824,7 @@ class SiteConfig(_Cfg):
                                  f"reads: {', '.join(METADATA_KEYS)}; another key is kept "
                                  "as a note and read by nothing)")
         _check_software(value.get("software"))
+        _check_timezone(value.get("timezone"))
         for key in ("architecture", "features", "gpu_models", "container_runtimes", "mpi",
                     "pmi", "groups"):
             _check_names(key, value.get(key))

@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+from test_config_unseen2 import loads, refused
 
 from diamond_jupyter.config import SiteConfig, TransportConfig
 from diamond_jupyter.sites import Site
@@ -56,3 +57,26 @@ async def test_accounting_times_are_read_in_the_sites_zone(tmp_path, metadata, s
     assert (status.native_id, status.started_at) == ("77", start_utc)
     assert status.ended_at is not None and status.ended_at - status.started_at == \
         (datetime(2026, 3, 1, 10, 30) - datetime(2026, 3, 1, 9, 0))
+
+
+LOCAL = "sites:\n  - name: tokyo\n    transport: {kind: local}\n"
+
+
+@pytest.mark.parametrize("entry", ["{timezone: Asia/Tokio}", "{timezone: +0900}",
+                                   "{timezone: ''}"])
+def test_a_timezone_that_names_no_zone_is_refused(tmp_path, entry):
+    """A zone name this machine's zone database lacks (a typo, an offset) is refused with
+    what would be accepted (before: ignored, the cluster's times silently read in the
+    engine's zone, hours off)."""
+    msg = refused(tmp_path, LOCAL + f"    metadata: {entry}\n")
+    assert "metadata: timezone: " in msg and "is not a time zone name this machine knows " \
+        "(an IANA name, e.g. timezone: Europe/Berlin, America/Chicago or UTC)" in msg, msg
+    assert loads(tmp_path, LOCAL + "    metadata: {timezone: Asia/Tokyo}\n").site(
+        "tokyo").metadata_zone().key == "Asia/Tokyo"
+
+
+@pytest.mark.parametrize("key", ["tz", "time_zone", "timezon"])
+def test_a_timezone_key_spelt_otherwise_is_refused(tmp_path, key):
+    """`tz: Asia/Tokyo` was kept as a note that nothing reads."""
+    msg = refused(tmp_path, LOCAL + f"    metadata: {{{key}: Asia/Tokyo}}\n")
+    assert f"metadata: {key}: did you mean timezone? " in msg, msg

@@ -61,6 +61,10 @@ def test_the_scheduler_parameters_and_config_words_are_read():
     assert SlurmCommands.parse_config_words("SelectTypeParameters = CR_CPU\n"
                                             "EnforcePartLimits = YES\n") == (False, None)
     assert SlurmCommands.parse_config_words("ClusterName = vega\n") == (None, None)
+    # a priority threshold of ten digits (priorities run to 2**32 - 1) is read too
+    assert SlurmCommands.parse_backfill_limits(
+        "SchedulerParameters = bf_min_prio_reserve=4000000000\n") == {
+        "bf_min_prio_reserve": 4000000000}
 
 
 # ---- the flags of the job's QOS -----------------------------------------------------------

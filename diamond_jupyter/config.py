@@ -649,10 +649,11 @@ def _scheduler_name(value: Any) -> Any:
 # the sites file's `metadata` keys the engine reads (capabilities, placement); a key spelt
 # near one of them, or a common other name for it, is a mistake that would be ignored
 METADATA_KEYS = ("architecture", "features", "gpu_models", "software", "container_runtimes",
-                 "mpi", "pmi", "groups", "bandwidth_mbps", "door_to")
+                 "mpi", "pmi", "groups", "bandwidth_mbps", "door_to", "timezone")
 METADATA_SYNONYMS = {"arch": "architecture", "modules": "software", "module": "software",
                      "runtimes": "container_runtimes", "containers": "container_runtimes",
-                     "constraints": "features", "gpu_types": "gpu_models"}
+                     "constraints": "features", "gpu_types": "gpu_models", "tz": "timezone",
+                     "time_zone": "timezone"}
 
 
 def _check_names(key: str, value: Any) -> None:

@@ -342,6 +342,7 @@ from .placement_slurm_sched import (
     UNRESERVED_AHEAD_SAID,
     asks_contiguous,
     behind_unreserved,
+    contiguous_room,
     contiguous_runs,
     enforced_everywhere,
     on_resolution,
@@ -2215,8 +2216,11 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                                       not_before=begin_s) for run in runs])
                 said = (f"partition {p.name}: --contiguous: its {req.nodes} nodes must be "
                         "adjacent in Slurm's node order (as scontrol show node lists them): "
-                        f"{quantity(len(runs), 'run')} of them can run it, each planned apart, "
-                        "the earliest taken")
+                        + (f"{quantity(len(runs), 'run')} of them can run it, each planned "
+                           "apart, the earliest taken" if runs else
+                           f"no {req.nodes} of those it may use are adjacent (down, drained "
+                           "or other partitions' nodes between them): it does not start "
+                           "there until some are"))
             else:
                 said = (f"partition {p.name}: --contiguous: {len(runs)} runs of "
                         f"{req.nodes} adjacent nodes, too many to plan each: the start is "
@@ -2480,10 +2484,12 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
             waiting[p.name].append(why)
         force = force_share(p, asked=cfg.scheduler == "slurm" and _asks_to_share(spec))
         by_force = shares_by_force(p)
-        if (force or user_only) and raw > 0 and (room := shared_room_now(
+        if (force or user_only) and raw > 0 and (room := contiguous_room(shared_room_now(
                 req, [n for n in nodes if n.name in fit and n.name in members.get(p.name, [])
                       and (len(req.nodelist) < req.nodes or n.name in req.nodelist)],
-                snap, force=force, own_only=user_only, every_job_shares=by_force)):
+                snap, force=force, own_only=user_only, every_job_shares=by_force),
+                req.nodes, idx if cfg.scheduler == "slurm" and asks_contiguous(spec)
+                else None)):
             raw = start = 0.0  # CPUs shared by force, or nodes only the user's jobs use
             v.notes.append(f"partition {p.name}: it starts now on {_few(set(room))}, "
                            + (f"sharing CPUs with the jobs there (OverSubscribe=FORCE:{force}"

@@ -187,3 +187,15 @@ def contiguous_runs(eligible: Collection[int], count: int) -> list[list[int]]:
     ok = set(eligible)
     return [list(range(i, i + count)) for i in sorted(ok)
             if all(i + k in ok for k in range(count))]
+
+
+def contiguous_room(room: list[str], count: int, order: dict[str, int] | None
+                    ) -> list[str]:
+    """Of the nodes with room for the job now (`room`), those of the first run of `count`
+    adjacent in Slurm's node order (`order`: a node's place; None: the job does not ask
+    --contiguous, `room` as it is); none where no run has room."""
+    if order is None:
+        return room
+    places = {order[n]: n for n in room if n in order}
+    runs = contiguous_runs(places, count)
+    return [places[i] for i in runs[0]] if runs else []

@@ -187,9 +187,6 @@ const WIDE_GLYPH =
 
 let glyphSegmenter: Intl.Segmenter | null = null;
 
-/** `text` cut to fit `columns` Latin letters' width, with '…' in place of what is left out:
- * between whole glyphs (grapheme clusters: an emoji of several code points, a letter and
- * its accents), a wide glyph counted as two columns. */
 /** A job array's tasks in words, the most numerous state first: "8 tasks: 5 PENDING,
  * 3 RUNNING"; '' for a job that is not an array. */
 export function arrayTasksText(tasks: { total: number; states: Record<string, number> } | null | undefined): string {
@@ -202,6 +199,9 @@ export function arrayTasksText(tasks: { total: number; states: Record<string, nu
   return `${tasks.total} task${tasks.total === 1 ? '' : 's'}: ${states.join(', ')}`;
 }
 
+/** `text` cut to fit `columns` Latin letters' width, with '…' in place of what is left out:
+ * between whole glyphs (grapheme clusters: an emoji of several code points, a letter and
+ * its accents), a wide glyph counted as two columns. */
 export function cutToColumns(text: string, columns: number): string {
   if (2 * text.length <= columns) {
     return text; // no glyph is wider than two columns nor made of no code unit

@@ -61,6 +61,10 @@ def test_the_scheduler_parameters_and_config_words_are_read():
     assert SlurmCommands.parse_config_words("SelectTypeParameters = CR_CPU\n"
                                             "EnforcePartLimits = YES\n") == (False, None)
     assert SlurmCommands.parse_config_words("ClusterName = vega\n") == (None, None)
+    # a priority threshold of ten digits (priorities run to 2**32 - 1) is read too
+    assert SlurmCommands.parse_backfill_limits(
+        "SchedulerParameters = bf_min_prio_reserve=4000000000\n") == {
+        "bf_min_prio_reserve": 4000000000}
 
 
 # ---- the flags of the job's QOS -----------------------------------------------------------
@@ -347,3 +351,26 @@ def test_the_test_beds_scontrol_show_config_is_read_for_memory_and_partition_lim
     memory, enforce = SlurmCommands.parse_config_words(config)
     assert memory is False and enforce in ("NO", "ANY", "ALL"), config
     assert SlurmCommands.parse_backfill_limits(config) == {}, config
+
+
+def test_contiguous_nodes_shared_by_force_start_now_only_on_a_run_of_adjacent_ones():
+    """shared (a01-a04, OverSubscribe=FORCE:4), its nodes full until +6 h, starts two nodes
+    now by sharing their CPUs. a02 and a04 down: a01 and a03 have that room but are not
+    adjacent, so a --contiguous job does not start now (before: now, on a01 and a03); with
+    only a02 down, a03-a04 is a run and it starts now on those two."""
+    job = "#SBATCH -p shared -N 2 -c 48 -t 1:00:00"
+    busy = {"held": whole("a01", "a02", "a03", "a04")}
+    apart = vega(*CPU_FULL[:4], states={"a02": "DOWN", "a04": "DOWN"}, **busy)
+    p, said = placed(job, apart)
+    assert starts_in(p) == 0, said
+    p, said = placed(job + " --contiguous", apart)
+    assert starts_in(p) > 0, said
+    assert "partition shared: --contiguous: its 2 nodes must be adjacent in Slurm's node " \
+        "order (as scontrol show node lists them): no 2 of those it may use are adjacent " \
+        "(down, drained or other partitions' nodes between them): it does not start there " \
+        "until some are" in notes(p), said
+    p, said = placed(job + " --contiguous", vega(*CPU_FULL[:4], states={"a02": "DOWN"},
+                                                 **busy))
+    assert starts_in(p) == 0, said
+    assert any(n.startswith("partition shared: it starts now on a03, a04,") for n in notes(p)), \
+        said

@@ -13,6 +13,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
+from test_config_unseen2 import refused
 
 from diamond_jupyter.config import SiteConfig, TransportConfig, load_config
 from diamond_jupyter.model import BadInput
@@ -108,3 +109,10 @@ def test_the_cli_exits_2_naming_the_zone_and_what_is_accepted(tmp_path):
     assert line.startswith(f"diamond: sites file {path}: site 'tokyo' (sites[0]): metadata: "
                            "timezone: 'Europe/Berln' is not a time zone name"), line
     assert "Europe/Berlin" in line and line.endswith("(line 5)"), line
+
+
+@pytest.mark.parametrize("key", ["tz", "time_zone", "timezon"])
+def test_a_timezone_key_spelt_otherwise_is_refused(tmp_path, key):
+    """`tz: Asia/Tokyo` was kept as a note that nothing reads."""
+    msg = refused(tmp_path, LOCAL + f"    metadata: {{{key}: Asia/Tokyo}}\n")
+    assert f"metadata: {key}: did you mean timezone? " in msg, msg

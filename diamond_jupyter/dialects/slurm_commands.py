@@ -613,11 +613,12 @@ class SlurmCommands(FailureReading, AccountingReach):
     def parse_backfill_limits(text: str) -> dict[str, int]:
         """`bf_max_job_part=N`, `bf_resolution=S` (seconds), `bf_min_prio_reserve=P` and
         `bf_min_age_reserve=S` (seconds) of `SchedulerParameters = ...` in `scontrol show
-        config`, by those names; one not set, 0 or not a whole number is left out."""
+        config`, by those names; one not set, 0 or not a whole number is left out (up to
+        ten digits: a job's priority, and so bf_min_prio_reserve, runs to 2**32 - 1)."""
         params = _scheduler_parameters(text) or {}
         return {k: int(n) for k in ("bf_max_job_part", "bf_resolution", "bf_min_prio_reserve",
                                     "bf_min_age_reserve")
-                if re.fullmatch(r"[0-9]{1,9}", n := params.get(k, "")) and int(n)}
+                if re.fullmatch(r"[0-9]{1,10}", n := params.get(k, "")) and int(n)}
 
     @staticmethod
     def parse_config_words(text: str) -> tuple[bool | None, str | None]:

@@ -149,14 +149,18 @@ def band_words(band: str) -> str:
     return f"estimates of {n(lo)}-{n(hi)} s"
 
 
+WAIT_BASIS_NOTE_START = "scheduler's estimate "
+
+
 def wait_basis(estimate_s: float, r: Ratio) -> str:
-    """What a calibrated scheduler's estimate rests on, for people: "estimate 1,750 s:
-    calibrated by 41 jobs with estimates of 1,000-3,000 s (wait ratio 0.07)"."""
+    """What a calibrated scheduler's estimate rests on, for people: "scheduler's estimate
+    1,750 s: calibrated by 41 jobs of 1 CPU with estimates of 1,000-3,000 s (wait ratio
+    0.07)"."""
     parts = r.key.split("/")
     size = parts[1] if len(parts) > 1 and parts[1] != "*" else None
     basis = ("of any size" if size is None else f"of {size} CPU{'' if size == '1' else 's'}") \
         + (f" with {band_words(parts[2])}" if len(parts) == 3 else ", any estimate")
-    return (f"estimate {estimate_s:,.0f} s: calibrated by {r.samples} jobs {basis} "
+    return (f"{WAIT_BASIS_NOTE_START}{estimate_s:,.0f} s: calibrated by {r.samples} jobs {basis} "
             f"(wait ratio {r.median:.2g})")
 
 

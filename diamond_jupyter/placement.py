@@ -93,6 +93,7 @@ from .calibration import (
     MIN_CONFORMAL_WAITS,
     MIN_QBETS_WAITS,
     RECENT_WAITS_S,
+    WAIT_BASIS_NOTE_START,
     WAIT_FLOOR_S,
     SiteCalibration,
     borrowed,
@@ -662,7 +663,7 @@ class Placement(BaseModel):
                 lines += [f"  {v.site}: {n}" for n in v.notes if is_stale_note(n)]
             lines += [f"  {v.site}: {n}" for n in v.notes if v.feasible and n.startswith(
                 (ARRAY_NOTE_START, NO_BACKFILL_NOTE_START, BOUND_NOTE_START,
-                 OWN_QUEUED_NOTE_START, SPREAD_NOTE_START))]
+                 OWN_QUEUED_NOTE_START, SPREAD_NOTE_START, WAIT_BASIS_NOTE_START))]
             lines += refused_lines(v.site, v.reasons) if not v.feasible else []
             lines += [f"  {v.site} waits: {why}" for why in v.waits_for if v.feasible]
             if v.feasible and v.calibration_borrowed:

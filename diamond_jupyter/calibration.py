@@ -118,6 +118,52 @@ def request_class(walltime_s: float | None) -> str | None:
     return f"<={REQUEST_CLASS_LIMITS_S[i]:.0f}s" if i < len(REQUEST_CLASS_LIMITS_S) else "long"
 
 
+# a scheduler's estimated wait, in seconds: bands of half a decade. The wait shrinks less
+# than in proportion as the estimate grows (past the running jobs' real runtimes an
+# estimate is only their requests adding up), so one ratio per class is too high under
+# long estimates and too low under short ones (benchmarks/README.md, wait_by_estimate)
+ESTIMATE_BAND_LIMITS_S = (300.0, 1000.0, 3000.0, 10000.0, 30000.0)
+
+
+def estimate_band(estimated_s: float | None,
+                  limits: tuple[float, ...] = ESTIMATE_BAND_LIMITS_S) -> str | None:
+    """The band of a scheduler's estimated wait: "300-1000s", "<300s", ">=30000s"."""
+    if estimated_s is None:
+        return None
+    i = bisect_right(limits, estimated_s)
+    if i == 0:
+        return f"<{limits[0]:.0f}s"
+    return f"{limits[i - 1]:.0f}-{limits[i]:.0f}s" if i < len(limits) else f">={limits[-1]:.0f}s"
+
+
+def band_words(band: str) -> str:
+    """An estimate band for people: "estimates of 1,000-3,000 s"."""
+    def n(x: str) -> str:
+        return f"{int(x):,}"
+    b = band.removesuffix("s")
+    if b.startswith("<"):
+        return f"estimates under {n(b[1:])} s"
+    if b.startswith(">="):
+        return f"estimates of {n(b[2:])} s or more"
+    lo, hi = b.split("-")
+    return f"estimates of {n(lo)}-{n(hi)} s"
+
+
+WAIT_BASIS_NOTE_START = "scheduler's estimate "
+
+
+def wait_basis(estimate_s: float, r: Ratio) -> str:
+    """What a calibrated scheduler's estimate rests on, for people: "scheduler's estimate
+    1,750 s: calibrated by 41 jobs of 1 CPU with estimates of 1,000-3,000 s (wait ratio
+    0.07)"."""
+    parts = r.key.split("/")
+    size = parts[1] if len(parts) > 1 and parts[1] != "*" else None
+    basis = ("of any size" if size is None else f"of {size} CPU{'' if size == '1' else 's'}") \
+        + (f" with {band_words(parts[2])}" if len(parts) == 3 else ", any estimate")
+    return (f"{WAIT_BASIS_NOTE_START}{estimate_s:,.0f} s: calibrated by {r.samples} jobs {basis} "
+            f"(wait ratio {r.median:.2g})")
+
+
 def size_class(cpus: int | None) -> str:
     c = max(1, cpus or 1)
     i = bisect_right(SIZE_CLASS_LIMITS, c - 1)
@@ -421,7 +467,9 @@ class SiteCalibration:
                  own_runtimes: dict[str, float] | None = None,
                  change_points: bool = True, min_regime: int = MIN_REGIME,
                  shrink: int = 0, at_limit: Mapping[str, float] | None = None,
-                 recent_cap: bool = False) -> None:
+                 recent_cap: bool = False,
+                 estimate_bands: tuple[float, ...] | None = None,
+                 min_band: int = MIN_SAMPLES) -> None:
         # measured by the benchmarks only: change_points False keeps every class's latest
         # jobs whole, with no cut at a change of its workload (`regime_start`); min_regime,
         # the fewest jobs on each side of a cut; shrink k > 0 gives each size class of a
@@ -430,6 +478,9 @@ class SiteCalibration:
         # (partition -> its time limit, s): jobs asking the limit (no request of their own)
         # a class apart from those that asked less, finest
         self.by_request = by_request  # also per request class (`request_class`), finest
+        # wait samples also per band of the scheduler's estimate (`estimate_band` of these
+        # limits), finest, a band with fewer than min_band samples falling back to its class
+        self.estimate_bands = estimate_bands
         # measured by the benchmarks only: a calibrated start capped at the bound of the
         # site's recent waits of its class (`capped_by_waits`)
         self.recent_cap = recent_cap
@@ -473,6 +524,8 @@ class SiteCalibration:
                     name)
         if shrink > 0:
             self._shrink(shrink)
+        if estimate_bands:
+            self._banded(min_band)
 
     def _shrink(self, k: int) -> None:
         """Each (partition, size class) ratio mixed with k evenly spaced quantiles of its
@@ -484,6 +537,18 @@ class SiteCalibration:
             prior = [pool[min(len(pool) - 1, int((i + 0.5) * len(pool) / k))]
                      for i in range(k)]
             self._ratios[key] = _ratio([*r.values, *prior], r.key)
+
+    def _banded(self, min_band: int) -> None:
+        """Estimate bands with fewer than `min_band` samples dropped (their class decides);
+        a band with too few for a QBETS bound takes its class's bound."""
+        for key, r in list(self._ratios.items()):
+            if len(key) != 3:
+                continue
+            coarse = self._ratios.get(key[:2])
+            if r.samples < min_band:
+                del self._ratios[key]
+            elif not r.bounded and coarse is not None and coarse.bounded:
+                self._ratios[key] = replace(r, upper=max(coarse.upper, r.median), bounded=True)
 
     def _set_recent(self, queued: dict[str, QueueWait] | None, own: Iterable[PredictionSample],
                     own_runtimes: dict[str, float] | None) -> None:
@@ -542,6 +607,8 @@ class SiteCalibration:
     def request_tag(self, part: str, walltime_s: float | None) -> str | None:
         """The finest key's part from a job's request: its request class (`by_request`),
         "limit" or "asked" (`at_limit`), None without either."""
+        if self.estimate_bands:
+            return estimate_band(walltime_s, self.estimate_bands)
         if self.by_request:
             return request_class(walltime_s) or ""
         if part in self.at_limit:

@@ -93,6 +93,8 @@ from .calibration import (
     MIN_CONFORMAL_WAITS,
     MIN_QBETS_WAITS,
     RECENT_WAITS_S,
+    WAIT_BASIS_NOTE_START,
+    WAIT_FLOOR_S,
     SiteCalibration,
     borrowed,
     capped_by_waits,
@@ -100,6 +102,7 @@ from .calibration import (
     pooled_share,
     queue_when_waited,
     site_waits_and_drain,
+    wait_basis,
 )
 from .capabilities import SiteCapabilities, from_metadata
 from .config import SiteConfig
@@ -676,7 +679,7 @@ class Placement(BaseModel):
                 lines += [f"  {v.site}: {n}" for n in v.notes if is_stale_note(n)]
             lines += [f"  {v.site}: {n}" for n in v.notes if v.feasible and n.startswith(
                 (ARRAY_NOTE_START, NO_BACKFILL_NOTE_START, BOUND_NOTE_START,
-                 OWN_QUEUED_NOTE_START, SPREAD_NOTE_START))]
+                 OWN_QUEUED_NOTE_START, SPREAD_NOTE_START, WAIT_BASIS_NOTE_START))]
             lines += refused_lines(v.site, v.reasons) if not v.feasible else []
             lines += [f"  {v.site} waits: {why}" for why in v.waits_for if v.feasible]
             if v.feasible and v.calibration_borrowed:
@@ -2554,7 +2557,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
         upper = calibrated_view(raw_st, pending, cal, bound=True) if raw_s > 0 else None
         bound_s = min(simulators[pname](*upper), raw_s) if upper is not None else 0.0
         bound_s = max(bound_s, start_s)
-    w = cal.wait.ratio(pname, req.nodes * (req.cpn or 1)) \
+    w = cal.wait.ratio(pname, req.nodes * (req.cpn or 1), max(raw_s, WAIT_FLOOR_S)) \
         if cal is not None and cal.wait is not None else None
     if w is not None:
         v.wait_ratio, v.wait_samples, v.wait_class = w.median, w.samples, w.key
@@ -2565,6 +2568,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
         own = _own_estimate(estimates, cfg.name, pname) is not None
         if raw_source == "scheduler" and (own or calibrated is None):
             start_s, source = raw_s * w.median, "calibrated"
+            v.notes.append(wait_basis(raw_s, w))
             ups = [u for u in (bound_s, raw_s * w.upper if w.bounded else None) if u is not None]
             bound_s = max(*ups, start_s) if ups else None  # no bound without enough samples
     own = cal.own if cal is not None else None

@@ -4,6 +4,7 @@ queue views and accounting into the store, and the placement's use of them."""
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -12,11 +13,14 @@ from hypothesis import strategies as st
 from test_placement import NOW, H, busy_alpha, pending, spec, verdict
 
 from diamond_jupyter.calibration import (
+    ESTIMATE_BAND_LIMITS_S,
     MAX_WAIT_RATIO,
     MIN_RATIO,
     WAIT_FLOOR_S,
     SiteCalibration,
     WaitSample,
+    estimate_band,
+    wait_basis,
     wait_samples,
 )
 from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
@@ -150,3 +154,34 @@ async def test_the_view_of_a_job_the_engine_heard_end_is_known_stale(tmp_path):
         assert fed.ended_in_view({"alpha": earlier}) == {}  # the view predates the end
     finally:
         await fed.close()
+
+
+def test_explain_says_what_the_calibrated_estimate_rests_on():
+    cfg, snap = _scheduler_site()
+    cal = SiteCalibration([], wait=waits([0.2, 0.25, 0.3, 0.35] * 10))
+    p = place(spec(), [(cfg, snap)], now=NOW, estimates={"alpha": NOW + timedelta(hours=2)},
+              calibration={"alpha": cal})
+    # the job asks another size than the 40 jobs: their partition's ratio, of any size
+    assert ("alpha: scheduler's estimate 7,200 s: calibrated by 40 jobs of any size, any "
+            "estimate (wait ratio 0.28)") in p.explain()
+
+
+def test_wait_samples_banded_by_the_size_of_the_estimate():
+    short = waits([0.5, 0.6, 0.4, 0.5, 0.55] * 6, est_s=200.0)  # 30 under 300 s
+    long_ = [replace(w, ended_at=0.5 + 2.5 * i) for i, w in
+             enumerate(waits([0.04, 0.05, 0.06] * 4, est_s=2000.0))]  # 12 of 1,000-3,000 s
+    few = waits([3.0] * 4, est_s=5000.0)  # 4 of 3,000-10,000 s: too few for a band
+    samples = short + long_ + few
+    plain = SiteCalibration(samples)
+    banded = SiteCalibration(samples, estimate_bands=ESTIMATE_BAND_LIMITS_S, min_band=10)
+    cls = plain.ratio("compute", 32)
+    assert banded.ratio("compute", 32, 200.0).median == pytest.approx(0.5)
+    r = banded.ratio("compute", 32, 1750.0)
+    assert r.median == pytest.approx(0.05) and r.samples == 12
+    # 12 jobs are too few for a QBETS bound of their own: the class's bound holds
+    assert r.bounded and r.upper == cls.upper
+    assert banded.ratio("compute", 32, 5000.0) == cls  # too few: the class decides
+    assert wait_basis(1750.0, r) == (
+        "scheduler's estimate 1,750 s: calibrated by 12 jobs of 17-64 CPUs with estimates of "
+        "1,000-3,000 s (wait ratio 0.05)")
+    assert estimate_band(20.0) == "<300s" and estimate_band(30000.0) == ">=30000s"

@@ -74,8 +74,8 @@ class MiniSlurm(LocalSlurmQueue):
     next id (alpha's from 4300, beta's from 5300) with its token in the comment (held,
     JobHeldUser, with --hold), and notes `sbatch TOKEN` in `calls`; `scancel` and
     `scontrol` note their arguments (`scontrol release` frees a held job); `squeue` prints
-    the queue file (fails once when `squeue_fails` exists), `sacct` the accounting file
-    (empty: no record). Its work directory is in tmp_path."""
+    the queue file (a look-up of jobs by id, `-j`, fails once when `squeue_fails` exists),
+    `sacct` the accounting file (empty: no record). Its work directory is in tmp_path."""
 
     def __init__(self, tmp_path: Path, site: str = "alpha", first_id: int = 4300) -> None:
         super().__init__(tmp_path, site)
@@ -96,9 +96,11 @@ class MiniSlurm(LocalSlurmQueue):
                            f'id=$(cat {self.counter}); echo $((id + 1)) > {self.counter}\n'
                            f'echo "sbatch $tok" >> {self.calls}\n'
                            f'echo "{line}" >> {self.queue}\necho $id\n'),
-                ("squeue", f'if [ -f {self.squeue_fails} ]; then rm {self.squeue_fails}\n'
-                           'echo "slurm_load_jobs error: Socket timed out" >&2; exit 1; fi\n'
-                           f"cat {self.queue}\n"),
+                # only a look-up of jobs by id fails (a queue snapshot lists all jobs)
+                ("squeue", f'case " $* " in *" -j "*) if [ -f {self.squeue_fails} ]; then\n'
+                           f'rm {self.squeue_fails}\n'
+                           'echo "slurm_load_jobs error: Socket timed out" >&2; exit 1; fi;; '
+                           f'esac\ncat {self.queue}\n'),
                 ("sacct", f"cat {self.acct}\n"),
                 ("scancel", f'echo "scancel $*" >> {self.calls}\n'),
                 # release: a held job's reason becomes Priority; one not held is refused
@@ -204,20 +206,25 @@ async def kill(fed: Federation) -> None:
         leases.unregister(fed.lease._id)
 
 
-async def restart(tmp_path: Path, dead: Federation, *slurms: MiniSlurm, **kw: Any
-                  ) -> Federation:
-    """Kill `dead` and start a new server engine (with recovery) on the same store."""
+async def restart(tmp_path: Path, dead: Federation, *slurms: MiniSlurm,
+                  meanwhile: Callable[[], object] = lambda: None, **kw: Any) -> Federation:
+    """Kill `dead`; `meanwhile()` happens once it is dead (none of its commands still runs:
+    a fault set before could be met by a command it had in flight, a queue snapshot of its
+    own, instead of the next engine's); then start a new server engine (with recovery) on
+    the same store."""
     await kill(dead)
+    meanwhile()
     fed = engine(tmp_path, *slurms, **kw)
     await fed.start()
     return fed
 
 
 @asynccontextmanager
-async def restarted(tmp_path: Path, dead: Federation, *slurms: MiniSlurm, **kw: Any
+async def restarted(tmp_path: Path, dead: Federation, *slurms: MiniSlurm,
+                    meanwhile: Callable[[], object] = lambda: None, **kw: Any
                     ) -> AsyncIterator[Federation]:
     """`restart`'s new engine, closed when the block ends."""
-    fed = await restart(tmp_path, dead, *slurms, **kw)
+    fed = await restart(tmp_path, dead, *slurms, meanwhile=meanwhile, **kw)
     try:
         yield fed
     finally:
@@ -229,12 +236,11 @@ async def recovered(tmp_path: Path, dying: Federation, step: Awaitable[Any],
                     *slurms: MiniSlurm, meanwhile: Callable[[], object] = lambda: None,
                     **kw: Any) -> AsyncIterator[Federation]:
     """`step`, a call on the engine `dying` set to die on its way, kills the server there;
-    `meanwhile()` happens while no engine runs; then the next engine (`restart`, with `kw`)
+    `meanwhile()` happens while no engine runs (`restart`); then the next engine (with `kw`)
     opens on the same store: that engine, closed when the block ends."""
     with pytest.raises(Killed):
         await step
-    meanwhile()
-    async with restarted(tmp_path, dying, *slurms, **kw) as fed:
+    async with restarted(tmp_path, dying, *slurms, meanwhile=meanwhile, **kw) as fed:
         yield fed
 
 
@@ -1464,8 +1470,9 @@ async def test_a_staged_release_refused_as_not_held_after_a_restart_keeps_the_jo
     hit = await _killed_in_staging(fed, monkeypatch, fed.site("alpha"), "release")
     job = await fed.submit(staged_spec(tmp_path), "alpha", force=True)
     await asyncio.wait_for(hit.wait(), 30)
-    slurm.squeue_fails.touch()
-    async with restarted(tmp_path, fed, slurm) as fed:
+    # once the server is dead: its explicit-site prediction's queue snapshot, in flight
+    # at the release, must not be the look-up that fails
+    async with restarted(tmp_path, fed, slurm, meanwhile=slurm.squeue_fails.touch) as fed:
         done = await _staged_to_its_end(tmp_path, fed, slurm, job)
         assert done.state == JobState.COMPLETED, done.reason
         assert slurm.commands("scontrol release") == ["scontrol release 4300"] * 2

@@ -19,6 +19,7 @@ from stat import S_ISREG
 
 from .config import load_config
 from .model import DiamondError
+from .store.codec import redact
 
 Stat = tuple[int, int]  # (st_mtime_ns, st_size)
 
@@ -112,11 +113,13 @@ class SitesFileWatch:
 
     def _load_problem(self) -> str | None:
         """Why the file now at `path` would not load (None: it loads): what a restart of
-        the reader would meet."""
+        the reader would meet. Its secrets *** as the store keeps them: the note reaches every
+        listing, the agent's too, and an error may quote the file (a folded preamble's
+        `export SLURM_JWT=...`)."""
         try:
             load_config(self.path)
         except (DiamondError, OSError) as e:
-            return " ".join(str(e).split())
+            return redact(" ".join(str(e).split()))
         return None
 
     def note(self) -> str | None:

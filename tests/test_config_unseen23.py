@@ -327,3 +327,17 @@ def test_fault_a_file_created_broken_after_a_start_without_one_says_its_error(tm
         f"the sites file {sites} was created after this kernel started without it, and it "
         f"would not load: sites file {sites}: site 'a' (sites[0]): speed_factor:"), note
     assert note.endswith("write 1.5 for 150%) (line 4); mend it, then restart the kernel"), note
+
+
+def test_fault_a_secret_in_the_edited_files_error_is_not_in_the_note(tmp_path):
+    """The note reaches every listing and the agent's context; the load error it quotes
+    showed a folded preamble's `export SLURM_JWT=...` as written (the token whole)."""
+    sites = tmp_path / "sites.yaml"
+    sites.write_text(good := SITE)
+    sites.chmod(0o600)
+    watch = SitesFileWatch.now(sites, "kernel")
+    sites.write_text(good + "    preamble: >\n      export SLURM_JWT=eyJhbGciOiJIUzI1NiJ9.tok"
+                            "en123\n      module load x\n")
+    note = watch.note()
+    assert note is not None and "would not load" in note and "folded block" in note, note
+    assert "SLURM_JWT=***" in note and "eyJhbGci" not in note and "token123" not in note, note

@@ -11,6 +11,7 @@ Tests marked `fault` failed before this sweep's fixes; the others are guards."""
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import subprocess
 import sys
@@ -129,6 +130,21 @@ def test_plain_writes_out_colours_on_a_terminal_and_ends_lines_alike(user):
     _output(user, "\x1b[31mred\x1b[0m\r\n")
     code, shown = on_a_terminal(user, "logs", "alpha:77", "--plain")
     assert shown == "\\x1b[31mred\\x1b[0m\n", repr(shown)
+
+
+def test_fault_a_crlf_cut_between_two_followed_pieces_is_one_line_end():
+    """`logs --follow` writes the log in the pieces it reads: a CRLF cut between two (the
+    `\\r` ending one read, the `\\n` starting the next) showed a blank line after the
+    line; a carriage return alone at a piece's end still ends its line."""
+    from diamond_jupyter.cli.jobs import _write_output
+
+    out, after = sweep_helpers.FakeTty(), False
+    for piece in ("step 1 done\r", "\nstep 2 done\r", "", "\n 10%\r", " 50%\r\n"):
+        after = _write_output(out, piece, after_return=after)
+    assert out.text == "step 1 done\nstep 2 done\n 10%\n 50%\n", repr(out.text)
+    piped = io.StringIO()
+    assert not _write_output(piped, "a\r", after_return=True)
+    assert piped.getvalue() == "a\r"  # (guard) piped: the bytes as written
 
 
 # ---- (3) a workflow seen from a sites file that lacks its site -------------------------------

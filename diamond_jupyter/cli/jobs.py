@@ -258,20 +258,28 @@ def cmd_release(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write_output(stream: Any, text: str, plain: bool = False) -> None:
+def _write_output(stream: Any, text: str, plain: bool = False, after_return: bool = False
+                  ) -> bool:
     """A job's output as it wrote it when piped or redirected (nothing lost); on a terminal,
     with its colours but no other escape sequence (it cannot move the cursor, retitle the
     window or write the clipboard) and no colour that hides text (`model._Colours`), reset
     after it; `plain`: every escape sequence written out, colours too. A carriage return
     ends its line there (a CRLF line end, a progress bar's redraws): each text it would
     have written over is shown on a line of its own, not hidden, and no line ends in a
-    written-out \\x0d."""
+    written-out \\x0d. `after_return`: the piece written before (of a followed log) ended
+    in a carriage return, so a line feed starting this one ends that same line (a CRLF cut
+    between two reads is one line end, not a blank line). Returns whether this piece, or
+    with none the one before, ends in a carriage return on a terminal."""
     isatty = getattr(stream, "isatty", None)
     if not (isatty and isatty()):
         stream.write(text)
-        return
-    lines = _CARRIAGE_RETURNS.sub("\n", text)
+        return False
+    if not text:
+        return after_return
+    lines = _CARRIAGE_RETURNS.sub("\n", text[1:] if after_return and text[0] == "\n"
+                                  else text)
     stream.write(visible(lines, keep_colour=not plain))
+    return text.endswith("\r")
 
 
 _CARRIAGE_RETURNS = re.compile("\r+\n?")
@@ -320,8 +328,11 @@ def _follow_logs(args: argparse.Namespace) -> int:
                        "(`diamond logs JOB --json` gives the end of the logs as JSON)")
     plain = getattr(args, "plain", False)
 
+    after_return = False  # the last piece ended in a carriage return (`_write_output`)
+
     def write(text: str) -> None:
-        _write_output(sys.stdout, text, plain=plain)
+        nonlocal after_return
+        after_return = _write_output(sys.stdout, text, plain=plain, after_return=after_return)
         sys.stdout.flush()
 
     def note(line: str) -> None:

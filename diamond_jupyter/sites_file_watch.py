@@ -27,6 +27,9 @@ Stat = tuple[int, int]  # (st_mtime_ns, st_size)
 # A sites file is a few kilobytes; past this its bytes are not hashed (its stat alone says
 # whether it changed), so a file swapped for a huge one costs no more than a stat
 MOST_HASHED = 16 << 20
+# past this an edited file is not loaded to say why it would not load (a listing asks; a
+# 4 MB YAML file takes seconds to parse, the server waiting): a restart will say
+MOST_LOADED = 1 << 20
 
 
 def file_stat(path: Path) -> Stat | None:
@@ -104,10 +107,11 @@ class SitesFileWatch:
                 "removed" if stat is None else \
                 "created" if self.read_stat is None else \
                 None if same else "changed"
-            # only a file that was hashed (regular, at most MOST_HASHED) is loaded to say why
-            # it would not load: a FIFO or a device in its place is never read
+            # only a file that was hashed (regular) and of a sites file's size is loaded to
+            # say why it would not load: a FIFO or a device in its place is never read, and a
+            # huge one (seconds of YAML parsing inside a listing) is not parsed
             problem = self._load_problem() if kind in ("changed", "created") and \
-                digest is not None else None
+                digest is not None and stat is not None and stat[1] <= MOST_LOADED else None
             self._seen = (stat, kind, problem)
         return self._seen[1]
 

@@ -159,3 +159,21 @@ async def test_fault_mcp_discover_resources_says_the_file_removed_since_it_read_
     assert [s["name"] for s in said["sites"]] == ["alpha"], said
     assert said["sites_file_changed"].startswith(
         f"the sites file {user.sites} was removed since this MCP server read it"), said
+
+
+def test_an_edited_file_past_a_sites_files_size_is_said_changed_without_being_parsed(
+        tmp_path, monkeypatch):
+    """Loading it to say why it would not load runs inside a listing: a 4 MB YAML file took
+    10 s to parse with the server waiting. Past MOST_LOADED the note says changed, unparsed."""
+    from diamond_jupyter import sites_file_watch
+    path = tmp_path / "sites.yaml"
+    path.write_text("sites: []\n")
+    watch = sites_file_watch.SitesFileWatch.now(path, "Jupyter server")
+    parsed = []
+    monkeypatch.setattr(sites_file_watch, "load_config", lambda p: parsed.append(p))
+    path.write_text("sites: []\n" + ("#" * 79 + "\n") * (sites_file_watch.MOST_LOADED // 80 + 1))
+    assert "changed since this Jupyter server read it; the sites shown are those it read" \
+        in watch.note()
+    assert parsed == []
+    path.write_text("sites: [] # edited\n")
+    assert "changed since" in watch.note() and parsed == [path]

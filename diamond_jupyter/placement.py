@@ -2295,7 +2295,8 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                     "delay it, so the start said is its earliest")
             if said not in v.notes:
                 v.notes.append(said)
-        part_waiting = partition_passes_over(cfg, snap, p.name)
+        part_waiting = partition_passes_over(cfg, snap, p.name,
+                                             ranked.lower if ranked is not None else None)
         by_qos = qos_victims(under, snap)
         if by_qos and (said := _qos_preempts_said(under, by_qos, snap)) not in v.notes:
             v.notes.append(said)
@@ -2341,8 +2342,8 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                     v.notes.append(
                         f"partition {name}: Slurm's backfill tests at most "
                         f"{snap.bf_max_job_part} waiting jobs of a partition (bf_max_job_part) "
-                        f"and {len(part_waiting)} wait in {name}: it passes the job over "
-                        f"until enough of them have started (in priority order): "
+                        f"and {len(part_waiting)} wait ahead of it in {name}: it passes the "
+                        f"job over until enough of them have started (in priority order): "
                         f"+{hms(tested)}")
                 probe = replace(probe, not_before=tested)
             at = slots_position(queue, req.nodes * max(req.cpn, 1), st.cap_c) \

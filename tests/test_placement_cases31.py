@@ -263,8 +263,29 @@ def test_bf_max_job_part_passes_the_job_over_while_its_partition_has_that_many_w
                                                           "bf_max_job_part=2\n"))
     assert starts_in(p) == 12, said
     assert any(n.startswith("partition batch: Slurm's backfill tests at most 2 waiting jobs "
-                            "of a partition (bf_max_job_part) and 3 wait in batch") for n in
-               notes(p)), said
+                            "of a partition (bf_max_job_part) and 3 wait ahead of it in batch")
+               for n in notes(p)), said
+
+
+@pytest.mark.parametrize("priorities, at_h", [((5000, 5000, 5000), 12), ((5000, 10, 10), 0),
+                                              ((5000, 5000, 10), 8)])
+def test_bf_max_job_part_counts_only_the_jobs_of_a_higher_priority(priorities, at_h):
+    """As above under multifactor (the job's priority ~100): the backfill tests batch's
+    waiting jobs in priority order, so with two of the three below the job only one is
+    tested before it and it starts now (before: every waiting job of batch was counted,
+    +12 h); two above it pass it over until the first of them starts, +8 h (before:
+    +12 h)."""
+    jobs = [*CPU_FULL[1:], *(waiting(f"60{i}", "Resources", cpus=256, count=2)
+                             for i in range(3))]
+    p, said = placed("#SBATCH -p batch -c 4 -t 1:00:00", vega(
+        *jobs, held=whole("a02", "a03", "a04", "b01", "b02"),
+        config=PRIORITY_CONFIG + "SchedulerParameters = bf_max_job_part=2\n",
+        job_priorities="".join(f"60{i}|{n}|batch\n" for i, n in enumerate(priorities)),
+        priority_factors="#sshare\nproj|alice|0.010000|1.000000\n#qos\nnormal|0\n"))
+    assert starts_in(p) == at_h, said
+    ahead = sum(n > 100 for n in priorities)
+    assert any(f"of a partition (bf_max_job_part) and {ahead} wait ahead of it in batch" in n
+               for n in notes(p)) == (at_h > 0), said
 
 
 @pytest.mark.parametrize("resolution, at_h", [(None, 5.25), ("900", 5.25), ("3600", 6)])

@@ -2208,7 +2208,14 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                     for alt in c.items if (with_it := _meeting(alt, elig, nodes, idx,
                                                                site_arch))]
                    for c in brackets]
-        if cfg.scheduler == "slurm" and req.nodes > 1 and asks_contiguous(spec):
+        contiguous = cfg.scheduler == "slurm" and req.nodes > 1 and asks_contiguous(spec)
+        if contiguous and not snap.nodes:  # the nodes made up from the partitions' lists
+            said = (f"partition {p.name}: --contiguous: not checked, scontrol show node "
+                    "listed no nodes (Slurm's node order is not known): the start is planned "
+                    "as if any of its nodes would do")
+            if said not in v.not_checked:
+                v.not_checked.append(said)
+        elif contiguous:
             # --contiguous: each run of adjacent nodes apart, the earliest of them
             runs = contiguous_runs(elig, req.nodes)
             if len(runs) <= MAX_CONTIGUOUS_RUNS:
@@ -2489,8 +2496,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                 req, [n for n in nodes if n.name in fit and n.name in members.get(p.name, [])
                       and (len(req.nodelist) < req.nodes or n.name in req.nodelist)],
                 snap, force=force, own_only=user_only, every_job_shares=by_force),
-                req.nodes, idx if cfg.scheduler == "slurm" and asks_contiguous(spec)
-                else None)):
+                req.nodes, idx if contiguous and snap.nodes else None)):
             raw = start = 0.0  # CPUs shared by force, or nodes only the user's jobs use
             v.notes.append(f"partition {p.name}: it starts now on {_few(set(room))}, "
                            + (f"sharing CPUs with the jobs there (OverSubscribe=FORCE:{force}"

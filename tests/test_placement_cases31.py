@@ -361,6 +361,25 @@ def test_contiguous_nodes_wait_for_a_run_of_adjacent_nodes():
         "apart, the earliest taken" in notes(p), said
 
 
+def test_contiguous_is_said_not_checked_where_scontrol_show_node_listed_no_nodes():
+    """scontrol show node lists nothing: the nodes are made up from the partitions' lists,
+    in no order Slurm keeps, so contiguity is not judged on them (before: runs of that
+    made-up order were planned and said as Slurm's); --explain says it was not checked."""
+    # batch's six nodes of 48 CPUs, as its own line counts them
+    parts = "".join(line.replace("TotalCPUs=0 TotalNodes=0", "TotalCPUs=288 TotalNodes=6")
+                    if line.startswith("PartitionName=batch ") else line
+                    for line in partitions().splitlines(keepends=True))
+    p, said = placed("#SBATCH -p batch -N 2 -c 48 -t 1:00:00 --contiguous",
+                     vega(nodes="", parts=parts))
+    assert starts_in(p) == 0, said
+    v = p.verdict("vega")
+    assert v is not None and "partition batch: --contiguous: not checked, scontrol show node " \
+        "listed no nodes (Slurm's node order is not known): the start is planned as if any " \
+        "of its nodes would do" in v.not_checked, said
+    assert not any("must be adjacent" in n for n in notes(p)), said
+    assert "not checked, scontrol show node listed no nodes" in said
+
+
 # ---- the real test bed: what its scontrol prints of these --------------------------------
 
 @pytest.mark.testbed

@@ -33,7 +33,7 @@ STORE_RECHECK_S = 5.0  # a waiter also reads the shared store this often (local,
 # old (by the time the store recorded it), so that a job reaching the queue late is found
 # instead of being submitted a second time.
 UNSURE_SUBMIT_SETTLE_S = 30.0  # as FederationConfig's default
-NAMED_FOUND = 10  # the jobs an array resume refused with names in its reason, at most
+UNSURE_TASK = "unsure-"  # a task key of a job flux lists for an array, its index unknown
 
 log = one_line_logger(__name__)
 
@@ -277,26 +277,31 @@ class Journal:
     def _close_unsure_array(self, job: Job, refusal: BadInput, found: list[JobStatus]
                             ) -> None:
         """A cut-short Flux array whose resume was refused (asking again would refuse
-        again): the tasks known queued (an UnsureArrayTask's) bound (followed, cancellable)
-        with the refusal as a warning and the reason; with none known, the intent closed as
-        FAILED with that reason, naming the jobs carrying its token that flux lists (`found`:
-        no longer followed, to be looked at by hand). Either way no later pass looks at it
-        again."""
+        again), bound so nothing it queued runs unseen: to the tasks known queued (an
+        UnsureArrayTask's) by their indexes, else to every job carrying its token that
+        flux lists (`found`: which task each is cannot be told), as tasks `unsure-1`,
+        `unsure-2`, ... (followed, each id kept, `diamond cancel` reaching them all). The
+        refusal is said as a warning and the reason. With nothing found the intent is
+        closed as FAILED with that reason, unless another engine bound it meanwhile (the
+        store looks under its write transaction). Either way no later pass looks again."""
         token, said = job.token or "", f"array submit not resumed: {refusal}"
         queued = refusal.queued if isinstance(refusal, UnsureArrayTask) else {}
-        if not queued:
-            if found:
-                ids = [s.native_id for s in found]
-                said += (f"; flux lists {len(ids)} job(s) carrying its token, not followed: "
-                         + " ".join(ids[:NAMED_FOUND])
-                         + (f" and {len(ids) - NAMED_FOUND} more" if len(ids) > NAMED_FOUND
-                            else ""))
-            self.store.apply_state(job.id, JobState.FAILED, reason=said, source="recovery")
+        tasks = {str(i): jid for i, jid in sorted(queued.items())} or {
+            f"{UNSURE_TASK}{n}": s.native_id for n, s in enumerate(found, 1)}
+        if not tasks:
+            with contextlib.suppress(DiamondError):  # bound meanwhile by another engine
+                self.store.mark_never_submitted(token, said)
             return
-        queued = dict(sorted(queued.items()))
-        bound = self.store.bind_native_id(
-            token, next(iter(queued.values())), warnings=[*prepared_notes(job.spec), said],
-            task_ids={str(i): jid for i, jid in queued.items()})
+        if not queued:
+            said += (f"; the {len(tasks)} job(s) carrying its token that flux lists are "
+                     f"followed as its tasks {UNSURE_TASK}1..{len(tasks)}")
+        try:
+            bound = self.store.bind_native_id(
+                token, next(iter(tasks.values())), task_ids=tasks,
+                warnings=[*prepared_notes(job.spec), said])
+        except DiamondError as e:  # another engine bound it meanwhile: its binding stands
+            log.info("%s: array %s not bound here: %s", job.site, token, e)
+            return
         self.store.apply_state(bound.id, bound.state, reason=said, source="recovery")
         if not bound.state.terminal:
             self.track(bound)

@@ -2211,7 +2211,14 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                     for alt in c.items if (with_it := _meeting(alt, elig, nodes, idx,
                                                                site_arch))]
                    for c in brackets]
-        if cfg.scheduler == "slurm" and req.nodes > 1 and asks_contiguous(spec):
+        contiguous = cfg.scheduler == "slurm" and req.nodes > 1 and asks_contiguous(spec)
+        if contiguous and not snap.nodes:  # the nodes made up from the partitions' lists
+            said = (f"partition {p.name}: --contiguous: not checked, scontrol show node "
+                    "listed no nodes (Slurm's node order is not known): the start is planned "
+                    "as if any of its nodes would do")
+            if said not in v.not_checked:
+                v.not_checked.append(said)
+        elif contiguous:
             # --contiguous: each run of adjacent nodes apart, the earliest of them
             runs = contiguous_runs(elig, req.nodes)
             if len(runs) <= MAX_CONTIGUOUS_RUNS:
@@ -2298,7 +2305,8 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                     "delay it, so the start said is its earliest")
             if said not in v.notes:
                 v.notes.append(said)
-        part_waiting = partition_passes_over(cfg, snap, p.name)
+        part_waiting = partition_passes_over(cfg, snap, p.name,
+                                             ranked.lower if ranked is not None else None)
         by_qos = qos_victims(under, snap)
         if by_qos and (said := _qos_preempts_said(under, by_qos, snap)) not in v.notes:
             v.notes.append(said)
@@ -2344,8 +2352,8 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                     v.notes.append(
                         f"partition {name}: Slurm's backfill tests at most "
                         f"{snap.bf_max_job_part} waiting jobs of a partition (bf_max_job_part) "
-                        f"and {len(part_waiting)} wait in {name}: it passes the job over "
-                        f"until enough of them have started (in priority order): "
+                        f"and {len(part_waiting)} wait ahead of it in {name}: it passes the "
+                        f"job over until enough of them have started (in priority order): "
                         f"+{hms(tested)}")
                 probe = replace(probe, not_before=tested)
             at = slots_position(queue, req.nodes * max(req.cpn, 1), st.cap_c) \
@@ -2491,8 +2499,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                 req, [n for n in nodes if n.name in fit and n.name in members.get(p.name, [])
                       and (len(req.nodelist) < req.nodes or n.name in req.nodelist)],
                 snap, force=force, own_only=user_only, every_job_shares=by_force),
-                req.nodes, idx if cfg.scheduler == "slurm" and asks_contiguous(spec)
-                else None)):
+                req.nodes, idx if contiguous and snap.nodes else None)):
             raw = start = 0.0  # CPUs shared by force, or nodes only the user's jobs use
             v.notes.append(f"partition {p.name}: it starts now on {_few(set(room))}, "
                            + (f"sharing CPUs with the jobs there (OverSubscribe=FORCE:{force}"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import replace
 from datetime import datetime
 
@@ -166,16 +166,19 @@ def _backfill_passes_over(cfg: SiteConfig, snap: SiteSnapshot) -> set[str] | Non
     return mine if len(mine) >= cap else None
 
 
-def partition_passes_over(cfg: SiteConfig, snap: SiteSnapshot, partition: str
-                          ) -> set[str] | None:
-    """The jobs waiting in `partition` (native ids) on a Slurm site whose backfill tests no
-    more of one partition's (SchedulerParameters bf_max_job_part, reached by them): it
-    passes the job over; None where it tests it, or where there is no backfill."""
+def partition_passes_over(cfg: SiteConfig, snap: SiteSnapshot, partition: str,
+                          behind: Callable[[str], bool] | None = None) -> set[str] | None:
+    """The jobs waiting in `partition` ahead of the new job (native ids) on a Slurm site
+    whose backfill tests no more of one partition's (SchedulerParameters bf_max_job_part,
+    reached by them): it passes the job over; None where it tests it, or where there is no
+    backfill. The backfill tests jobs in priority order: a job `behind` says waits behind
+    the new job (of a lower priority) is tested after it, so it is not counted."""
     cap = snap.bf_max_job_part
     if cfg.scheduler != "slurm" or not cap or snap.backfill == "fifo":
         return None
     waiting = {j.native_id for j in snap.pending if not held_reason(j.reason)
-               and partition in (j.partition or "").split(",")}
+               and partition in (j.partition or "").split(",")
+               and not (behind is not None and behind(j.native_id))}
     return waiting if len(waiting) >= cap else None
 
 

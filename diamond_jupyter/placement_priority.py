@@ -65,8 +65,13 @@ class PriorityView:
     def goes_behind(self, d: Demand, same_tier: bool) -> bool:
         """Whether waiting job `d` waits behind the new job: of its tier, and of a lower
         priority."""
-        p = self.of(d.native_id)
-        return same_tier and p is not None and p < self.priority
+        return same_tier and self.lower(d.native_id)
+
+    def lower(self, native_id: str | None) -> bool:
+        """Whether the waiting job `native_id` is of a lower priority than the new job (one
+        sprio says none of is not)."""
+        p = self.of(native_id)
+        return p is not None and p < self.priority
 
     def order(self, queue: list[Demand], tiers: dict[str, int], tier: int | None
               ) -> tuple[list[Demand], int]:

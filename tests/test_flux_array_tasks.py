@@ -655,6 +655,29 @@ async def test_a_recovery_refused_with_no_task_found_closes_the_intent_with_why(
 
 
 @pytest.mark.usefixtures("flux_path")
+async def test_a_refused_recovery_leaves_an_intent_another_engine_bound_meanwhile(tmp_path):
+    """Another engine binds the intent after this one looked it up and before its resume
+    was refused: the refusal, with nothing found or with jobs found, neither closes nor
+    re-binds the job now bound (before: it was closed FAILED from the stale look-up)."""
+    token = await _died_after_two_of_four(tmp_path)
+    fed, other = (local_home_federation(tmp_path, scheduler="flux") for _ in range(2))
+    try:
+        stale = fed.job(token)
+        other.store.bind_native_id(token, flux_f58(1000, ascii_prefix=True),
+                                   task_ids={"1": flux_f58(1000, ascii_prefix=True)})
+        found = [JobStatus(native_id=flux_f58(1001, ascii_prefix=True), state=JobState.PENDING)]
+        for listed in ([], found):
+            fed.journal._close_unsure_array(stale, BadInput("refused"), listed)
+        job = fed.job(token)
+    finally:
+        await fed.close()
+        await other.close()
+    assert flux_id_value(job.native_id or "") == 1000 and job.state == JobState.PENDING
+    assert task_ids(job) == {"1": flux_f58(1000, ascii_prefix=True)}
+    assert "refused" not in (job.reason or "")
+
+
+@pytest.mark.usefixtures("flux_path")
 async def test_a_recovery_the_site_fails_says_why_once_and_tries_again(tmp_path):
     """Flux refuses task 3's flux batch on two recovery passes: the intent stays open, its
     reason says why once (not a new event each pass; before: only logged), and the pass
@@ -691,30 +714,37 @@ def _copies_of_task_one(tmp_path, count: int) -> list[int]:
 
 
 @pytest.mark.usefixtures("flux_path")
-async def test_a_recovery_refused_for_a_listing_that_disagrees_closes_the_intent_once(
+async def test_a_recovery_refused_for_a_listing_that_disagrees_follows_every_job_found(
         tmp_path):
     """Flux lists five jobs carrying the 4-task array's token: the resume cannot tell which
-    task each is and refuses. Recovery closes the intent as FAILED, the refusal and the
-    jobs found its reason, said once and never asked again (before: only logged, the
-    intent left open and the site asked again on every pass, for ever)."""
+    task each is and refuses. Recovery binds all five as the array's unsure tasks
+    (followed, each id kept), says the refusal once, never asks again, and a cancel
+    reaches every one of them (before: the intent was closed FAILED, the five left
+    running unseen, at most ten of their ids in its reason)."""
     token = await _died_after_two_of_four(tmp_path)
     copies = _copies_of_task_one(tmp_path, 3)
     job = await _recovered(tmp_path, token, passes=3)
-    assert job.native_id is None and job.state == JobState.FAILED
     assert "array submit not resumed: 5 queued jobs carry the array's token, more than its " \
-           "4 tasks: not resubmitting any; flux lists 5 job(s) carrying its token, not " \
-           "followed: " in (job.reason or ""), job.reason
-    assert {flux_id_value(w) for w in (job.reason or "").split()[-5:]} == \
-        {1000, 1001, *copies}
+           "4 tasks: not resubmitting any" in (job.reason or ""), job.reason
+    assert not job.state.terminal and job.native_id is not None
+    ids = task_ids(job) or {}
+    assert sorted(ids) == [f"unsure-{n}" for n in range(1, 6)]
+    assert {flux_id_value(v) for v in ids.values()} == {1000, 1001, *copies}
     assert len(_queued(tmp_path)) == 5  # nothing queued by the recovery
     again = local_home_federation(tmp_path, scheduler="flux")
     try:
         assert again.store.intents_without_native_id() == []
         said = [e for e in again.store.events_since(0, limit=None, job_id=job.id)
                 if "not resubmitting any" in str(e.data.get("reason"))]
-        assert [e.kind for e in said] == ["job.state"], said
+        assert len(said) == 1, said
+        _set_states(tmp_path, {copies[0]: ("RUN", None)})
+        seen = await again.status(job.id, refresh=True)
+        assert seen.state == JobState.RUNNING and set(seen.tasks or {}) == set(ids)
+        await again.cancel(job.id)
     finally:
         await again.close()
+    assert {j["id"]: j.get("result") for j in _queued(tmp_path)} == \
+        dict.fromkeys([1000, 1001, *copies], "CANCELED")
 
 
 @pytest.mark.usefixtures("flux_path")

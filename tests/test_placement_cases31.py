@@ -263,8 +263,29 @@ def test_bf_max_job_part_passes_the_job_over_while_its_partition_has_that_many_w
                                                           "bf_max_job_part=2\n"))
     assert starts_in(p) == 12, said
     assert any(n.startswith("partition batch: Slurm's backfill tests at most 2 waiting jobs "
-                            "of a partition (bf_max_job_part) and 3 wait in batch") for n in
-               notes(p)), said
+                            "of a partition (bf_max_job_part) and 3 wait ahead of it in batch")
+               for n in notes(p)), said
+
+
+@pytest.mark.parametrize("priorities, at_h", [((5000, 5000, 5000), 12), ((5000, 10, 10), 0),
+                                              ((5000, 5000, 10), 8)])
+def test_bf_max_job_part_counts_only_the_jobs_of_a_higher_priority(priorities, at_h):
+    """As above under multifactor (the job's priority ~100): the backfill tests batch's
+    waiting jobs in priority order, so with two of the three below the job only one is
+    tested before it and it starts now (before: every waiting job of batch was counted,
+    +12 h); two above it pass it over until the first of them starts, +8 h (before:
+    +12 h)."""
+    jobs = [*CPU_FULL[1:], *(waiting(f"60{i}", "Resources", cpus=256, count=2)
+                             for i in range(3))]
+    p, said = placed("#SBATCH -p batch -c 4 -t 1:00:00", vega(
+        *jobs, held=whole("a02", "a03", "a04", "b01", "b02"),
+        config=PRIORITY_CONFIG + "SchedulerParameters = bf_max_job_part=2\n",
+        job_priorities="".join(f"60{i}|{n}|batch\n" for i, n in enumerate(priorities)),
+        priority_factors="#sshare\nproj|alice|0.010000|1.000000\n#qos\nnormal|0\n"))
+    assert starts_in(p) == at_h, said
+    ahead = sum(n > 100 for n in priorities)
+    assert any(f"of a partition (bf_max_job_part) and {ahead} wait ahead of it in batch" in n
+               for n in notes(p)) == (at_h > 0), said
 
 
 @pytest.mark.parametrize("resolution, at_h", [(None, 5.25), ("900", 5.25), ("3600", 6)])
@@ -338,6 +359,25 @@ def test_contiguous_nodes_wait_for_a_run_of_adjacent_nodes():
     assert "partition batch: --contiguous: its 2 nodes must be adjacent in Slurm's node " \
         "order (as scontrol show node lists them): 5 runs of them can run it, each planned " \
         "apart, the earliest taken" in notes(p), said
+
+
+def test_contiguous_is_said_not_checked_where_scontrol_show_node_listed_no_nodes():
+    """scontrol show node lists nothing: the nodes are made up from the partitions' lists,
+    in no order Slurm keeps, so contiguity is not judged on them (before: runs of that
+    made-up order were planned and said as Slurm's); --explain says it was not checked."""
+    # batch's six nodes of 48 CPUs, as its own line counts them
+    parts = "".join(line.replace("TotalCPUs=0 TotalNodes=0", "TotalCPUs=288 TotalNodes=6")
+                    if line.startswith("PartitionName=batch ") else line
+                    for line in partitions().splitlines(keepends=True))
+    p, said = placed("#SBATCH -p batch -N 2 -c 48 -t 1:00:00 --contiguous",
+                     vega(nodes="", parts=parts))
+    assert starts_in(p) == 0, said
+    v = p.verdict("vega")
+    assert v is not None and "partition batch: --contiguous: not checked, scontrol show node " \
+        "listed no nodes (Slurm's node order is not known): the start is planned as if any " \
+        "of its nodes would do" in v.not_checked, said
+    assert not any("must be adjacent" in n for n in notes(p)), said
+    assert "not checked, scontrol show node listed no nodes" in said
 
 
 # ---- the real test bed: what its scontrol prints of these --------------------------------

@@ -327,13 +327,19 @@ class JobsMixin(Database):
         return None if made is None else time.time() - made.timestamp()
 
     def mark_never_submitted(self, token: str, reason: str = "never submitted") -> Event | None:
-        """Recovery found no job for this intent: close it as FAILED (terminal, kept)."""
-        job = self.job_by_token(token)
-        if job is None:
-            raise BadInput(f"unknown submission token {token!r}")
-        if job.native_id is not None:
-            raise DiamondError(f"{job.id} was submitted; not marking it never-submitted")
-        return self.apply_state(job.id, JobState.FAILED, reason=reason, source="recovery")
+        """Recovery found no job for this intent: close it as FAILED (terminal, kept). Looked
+        at under the write transaction: an intent another engine bound meanwhile is not
+        closed (DiamondError)."""
+        with self._write() as c:
+            row = c.execute("SELECT id, native_id FROM jobs WHERE token = ?",
+                            (token,)).fetchone()
+            if row is None:
+                raise BadInput(f"unknown submission token {token!r}")
+            if row["native_id"] is not None:
+                raise DiamondError(f"{row['id']} was submitted; not marking it "
+                                   "never-submitted")
+            return self._apply(c, row["id"], JobState.FAILED, reason=reason,
+                               source="recovery")
 
     def set_placement(self, job_id: str, placement: dict[str, Any],
                       said: dict[str, Any] | None = None) -> Event:

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
 from ..log_lines import one_line_logger
-from ..model import Event, Job, JobSpec, JobState
+from ..model import Event, Job, JobSpec, JobState, copied
 from .frozen import frozen
 from .model import TaskRecord, TransferRecord
 from .seal import Sealer
@@ -405,15 +405,52 @@ _shared_jobs: OrderedDict[tuple[Any, ...], Job] = OrderedDict()
 _shared_lock = threading.Lock()
 
 
+# The specs this process wrote whole (redaction changed nothing), kept by their stored text:
+# a read of such a row (a bind returns its job; the monitor and the estimates read it shared)
+# copies the spec written instead of validating its text again. The text is that spec's own
+# JSON, so the spec read back is the one written.
+WRITTEN_SPECS_KEPT = 1024
+_written_specs: OrderedDict[str, JobSpec] = OrderedDict()
+
+
+def spec_js_sealed(spec: JobSpec | None, sealer: Sealer) -> tuple[str | None, str | None]:
+    """`to_js_sealed` of a job's spec, the spec kept (a copy) for the reads of its text."""
+    shown, sealed = to_js_sealed(spec, sealer)
+    if shown is not None and sealed is None and type(spec) is JobSpec:
+        kept = copied(spec)
+        with _shared_lock:
+            _written_specs[shown] = kept
+            _written_specs.move_to_end(shown)
+            while len(_written_specs) > WRITTEN_SPECS_KEPT:
+                _written_specs.popitem(last=False)
+    return shown, sealed
+
+
+def _written_spec(text: str) -> JobSpec | None:
+    with _shared_lock:
+        return _written_specs.get(text)
+
+
+def _read_spec(text: str) -> JobSpec:
+    """The spec a row's `text` holds, of its own (to change)."""
+    if (kept := _written_spec(text)) is not None:
+        return copied(kept)
+    return JobSpec.model_validate_json(text, context={"stored": True})
+
+
 @lru_cache(maxsize=SHARED_READS)
 def _shared_spec(text: str) -> JobSpec:
+    if (kept := _written_spec(text)) is not None:
+        return frozen(kept)  # (frozen copies every model, list and dict it holds)
     return frozen(JobSpec.model_validate_json(text, context={"stored": True}))
 
 
 def forget_shared_reads() -> None:
-    """Drop every job and spec `row_to_job(row, shared=True)` kept."""
+    """Drop every job and spec `row_to_job(row, shared=True)` kept, and the specs kept as
+    written."""
     with _shared_lock:
         _shared_jobs.clear()
+        _written_specs.clear()
     _shared_spec.cache_clear()
 
 
@@ -448,8 +485,7 @@ def _decoded_job(row: sqlite3.Row, shared_spec: bool, with_spec: bool = True) ->
     spec = None
     if with_spec and row["spec"]:
         try:
-            spec = (_shared_spec(row["spec"]) if shared_spec else
-                    JobSpec.model_validate_json(row["spec"], context={"stored": True}))
+            spec = _shared_spec(row["spec"]) if shared_spec else _read_spec(row["spec"])
         except ValidationError as e:  # an old/foreign spec must not break listing
             log.warning("job %s: stored spec no longer validates (%s); kept on disk", row["id"], e)
     try:

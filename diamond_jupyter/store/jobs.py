@@ -36,8 +36,8 @@ from .codec import (
     row_to_event,
     row_to_job,
     row_to_job_fields,
+    spec_js_sealed,
     to_js,
-    to_js_sealed,
     to_ts,
 )
 from .db import IN_CHUNK, Database
@@ -178,7 +178,7 @@ class JobsMixin(Database):
                 raise plan_taken(token, row_to_job(row))
             return row_to_job(row)
         now, job_id = to_ts(utcnow()), provisional_id(site, token)
-        shown, sealed = to_js_sealed(spec, self.sealer)
+        shown, sealed = spec_js_sealed(spec, self.sealer)
         c.execute(
             "INSERT INTO jobs (id, site, name, state, token, workdir, stdout_path, stderr_path,"
             " spec, sealed_spec, placement, origin, created_at, updated_at, hedge_group)"
@@ -206,7 +206,7 @@ class JobsMixin(Database):
             row = c.execute("SELECT * FROM jobs WHERE token = ?", (token,)).fetchone()
             if row is None or row["native_id"] is not None:
                 raise BadInput(f"submission {token!r} has no open intent to fill")
-            shown, sealed = to_js_sealed(spec, self.sealer)
+            shown, sealed = spec_js_sealed(spec, self.sealer)
             c.execute("UPDATE jobs SET name = ?, workdir = ?, stdout_path = ?, stderr_path = ?,"
                       " spec = ?, sealed_spec = ?, placement = COALESCE(?, placement),"
                       " updated_at = ? WHERE token = ?",
@@ -563,7 +563,7 @@ class JobsMixin(Database):
         if not job.id.startswith(f"{job.site}:") or (
                 job.native_id and job.id != plain and not job.id.startswith(plain + "@")):
             raise BadInput(f"job id {job.id!r} must be '{job.site}:NATIVE_ID'")
-        shown, sealed = to_js_sealed(job.spec, self.sealer)
+        shown, sealed = spec_js_sealed(job.spec, self.sealer)
         desc = {"name": job.name, "native_id": job.native_id, "token": job.token,
                 "workdir": job.workdir, "stdout_path": job.stdout_path,
                 "stderr_path": job.stderr_path, "spec": shown, "sealed_spec": sealed,

@@ -9,7 +9,7 @@ import re
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Any
@@ -55,15 +55,82 @@ _SECRET_VALUE = re.compile(
     r"|(?<![\w-])(?:hf_[A-Za-z0-9]{30,}|AIza[\w-]{35}"
     r"|eyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]{8,})"
 )
+# what each of _SECRET_VALUE's shapes starts with (a text holding none is not searched)
+_SECRET_VALUE_STARTS = ("sk-", "gh", "github_pat_", "glpat-", "xox", "AKIA", "hf_", "AIza",
+                        "eyJ")
 # the password of a URL's user: https://me:PASSWORD@host keeps `https://me:` (its user)
 _URL_PASSWORD = re.compile(r"(://[^\s/:@]+:)[^\s/@]+(?=@)")
 _PEM_BEGIN = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")
 _PEM_END = re.compile(r"-----END [A-Z ]*PRIVATE KEY-----")
 
 
+# What a secret's name holds (what _SECRET_KEY looks for, its anchors left out, `key` for
+# each *_key), in ASCII lower case: a name of [A-Za-z0-9_-] that _SECRET_KEY finds holds one.
+# A text whose runs of such characters holding one are neither assigned nor given as options
+# is not scanned for assignments and options at all (a job's script names its `secret` file,
+# no secret). Found with str.find in the text lowered (a regex tries every position).
+_SECRET_HINTS = ("token", "secret", "pass", "pwd", "key", "credential", "authorization",
+                 "cookie", "jwt")
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+_ASSIGNED = re.compile(r"[\"']?[ \t]*[=:]")  # what follows an assigned name (_ASSIGN_NAME)
+
+
+def _secret_hints(text: str) -> list[int]:
+    """Where each secret hint starts in `text` (its ASCII letters in either case), sorted."""
+    low = text.lower() if text.isascii() else text.translate(_ASCII_LOWER)  # same length
+    found = []
+    for hint in _SECRET_HINTS:
+        at = low.find(hint)
+        while at >= 0:
+            found.append(at)
+            at = low.find(hint, at + len(hint))
+    return sorted(found)
+
+
+def _secret_named_runs(text: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of each maximal run of name characters holding a secret hint, in order,
+    each once; every character looked at a bounded number of times (hostile text)."""
+    end, size = -1, len(text)
+    for start in _secret_hints(text):
+        if start < end:
+            continue  # in the run just given
+        end = start
+        while start > 0 and text[start - 1] in _NAME_CHARS:
+            start -= 1
+        while end < size and text[end] in _NAME_CHARS:
+            end += 1
+        yield start, end
+
+
+def _may_assign_secret(text: str) -> bool:
+    """Whether a secret-looking name in `text` is followed by = or : (else no assignment is
+    redacted: `_redact_assignments` leaves the text as it is)."""
+    return any(_ASSIGNED.match(text, end) for _, end in _secret_named_runs(text))
+
+
+def _may_give_secret_option(text: str) -> bool:
+    """Whether a secret-looking name in `text` starts with '-' or follows `setenv` and
+    blanks (else `_redact_spaced` leaves the text as it is)."""
+    for start, _ in _secret_named_runs(text):
+        if text[start] == "-":
+            return True
+        before = start
+        while before > 0 and text[before - 1] in " \t":
+            before -= 1
+        if before < start and text[max(before - 6, 0):before] == "setenv":
+            return True
+    return False
+
+
 def _redact_assignments(text: str) -> str:
     """`NAME=value` (or `NAME: value`) -> `NAME=***` where NAME looks secret (a number is
     kept: TOKENS=3; an authorization scheme too: `Authorization: Bearer ***`)."""
+    return _redact_assignments_scanned(text) if _may_assign_secret(text) else text
+
+
+def _redact_assignments_scanned(text: str) -> str:
+    """`_redact_assignments`, every assignment of `text` looked at."""
     out, last = [], 0
     for m in _ASSIGN_NAME.finditer(text):
         if m.start() < last or not _SECRET_NAME.search(m.group(1)):
@@ -146,8 +213,13 @@ def _sshpass_options(segment: str) -> str:
     return segment
 
 
+_OPTION_COMMANDS = ("curl", "wget", "sshpass", "mysql", "mariadb")  # (what it starts with)
+
+
 def _redact_options(text: str) -> str:
     """Passwords given as command options (see _OPTION_COMMAND) -> ***."""
+    if not any(command in text for command in _OPTION_COMMANDS):
+        return text  # no such command: nothing looked for
     out, last, pos = [], 0, 0
     while (start := _OPTION_COMMAND.search(text, pos)) is not None:
         end = _SEGMENT_END.search(text, start.end())
@@ -177,6 +249,11 @@ _NOT_THE_SECRET = re.compile(r"[_-](?:file|path|dir|env|var|name|type)$", re.I)
 def _redact_spaced(text: str) -> str:
     """`--password PASS` or `setenv API_TOKEN KEY` -> the value is *** (a number, another
     option or a variable stays: `--max-tokens 100`, `--token -v`, `--token $TOKEN`)."""
+    return _redact_spaced_scanned(text) if _may_give_secret_option(text) else text
+
+
+def _redact_spaced_scanned(text: str) -> str:
+    """`_redact_spaced`, every option of `text` looked at."""
     out, last = [], 0
     for m in _SPACED_NAME.finditer(text):
         name = m.group(1)
@@ -343,7 +420,8 @@ def _redacted_text(value: str, environment: re.Pattern[str] | None) -> str:
     pattern, and every string is redacted afresh)."""
     value = _redact_options(_redact_spaced(_redact_assignments(_redact_pem(value))))
     value = _URL_PASSWORD.sub(lambda m: m.group(1) + REDACTED, value)
-    value = _SECRET_VALUE.sub(REDACTED, value)
+    if any(start in value for start in _SECRET_VALUE_STARTS):
+        value = _SECRET_VALUE.sub(REDACTED, value)
     return environment.sub(REDACTED, value) if environment is not None else value
 
 

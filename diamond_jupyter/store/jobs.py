@@ -158,15 +158,18 @@ class JobsMixin(Database):
         alone sends it)."""
         with self._write(durable=True) as c:
             self._check_fence(c, fence)
-            return self._insert_intent(c, site, token, spec, placement, origin, hedge_group,
-                                       only_new)
+            job = self._insert_intent(c, site, token, spec, placement, origin, hedge_group,
+                                      only_new)
+            assert job is not None  # (read back)
+            return job
 
     def _insert_intent(self, c: sqlite3.Connection, site: str, token: str,
                        spec: JobSpec | dict[str, Any] | None,
                        placement: dict[str, Any] | None = None,
                        origin: dict[str, Any] | None = None, hedge_group: str | None = None,
-                       only_new: bool = False) -> Job:
-        """`record_intent`'s row and event, inside the caller's transaction `c`."""
+                       only_new: bool = False, read_back: bool = True) -> Job | None:
+        """`record_intent`'s row and event, inside the caller's transaction `c`; the job
+        read back unless `read_back` is False (a batch's reservation reads none)."""
         if not site or ":" in site or not token or any(ch.isspace() for ch in token):
             raise BadInput(f"bad site {site!r} or token {token!r} for a submission")
         spec = JobSpec.model_validate(spec) if isinstance(spec, dict) else spec
@@ -191,7 +194,7 @@ class JobsMixin(Database):
         if hedge_group:
             said["hedge_group"] = hedge_group
         self._event(c, "job.submitting", job_id, site, said)
-        return self._job(c, job_id)
+        return self._job(c, job_id) if read_back else None
 
     def fill_intent(self, token: str, spec: JobSpec, placement: dict[str, Any] | None = None,
                     fence: leases.Fence | None = None) -> None:

@@ -55,6 +55,7 @@ def test_reads_for_estimates_validate_a_text_once(tmp_path: Path,
     store = Store(tmp_path / "s.sqlite")
     try:
         _completed(store, 5)
+        forget_shared_reads()  # read as another process would: the texts validated
         validations.clear()
         for _ in range(3):
             assert len(store.finished_jobs(10).ended) == 5
@@ -195,5 +196,35 @@ def test_a_copy_of_a_shared_job_is_the_reader_s_own_to_change(tmp_path: Path) ->
         assert again.spec.resources.nodes == 2 and len(again.placement["ranked"]) == 1
         assert again.spec.metadata["inputs"] == ["a.dat"]
         assert job_json(again) == job_json(store.get_job(again.id))
+    finally:
+        store.close()
+
+
+def test_a_spec_written_here_is_read_back_without_validating_its_text(
+        tmp_path: Path, validations: list[str]) -> None:
+    """A bind returns its job, and the monitor and the estimates read it: the spec this
+    process wrote is copied, not validated again, and reads as its text validated would;
+    each plain read is its own to change. A spec redaction changed is read from its text."""
+    store = Store(tmp_path / "s.sqlite")
+    try:
+        spec = JobSpec(name="kept", command="hostname", mail_events=["end"],
+                       metadata={"inputs": ["a.dat"]}, resources={"nodes": 2},
+                       environment={"variables": {"MODE": "fast"}})
+        job = store.bind_native_id(store.record_intent("alpha", "tkept", spec).token, "800")
+        spec.resources.nodes = 9  # the caller's own spec changed after the write
+        assert validations == []
+        text = sqlite3.connect(store.path).execute(
+            "SELECT spec FROM jobs WHERE id = ?", (job.id,)).fetchone()[0]
+        validated = JobSpec.model_validate_json(text, context={"stored": True})
+        assert job.spec == validated and job.spec.resources.nodes == 2
+        job.spec.metadata["inputs"].append("b.dat")  # the bind's job is its own
+        again = store.get_job(job.id)
+        assert again.spec == validated and again.spec is not job.spec
+        assert store.list_jobs(limit=1, read_only=True)[0].spec == validated
+        secret = JobSpec(name="s", command="hostname",
+                         environment={"variables": {"API_TOKEN": "abc123"}})
+        validations.clear()
+        read = store.get_job(store.record_intent("alpha", "tsecret", secret).id)
+        assert validations and read.spec.environment.variables["API_TOKEN"] == "***"
     finally:
         store.close()

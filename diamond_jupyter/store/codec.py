@@ -9,7 +9,7 @@ import re
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Any
@@ -18,7 +18,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
 from ..log_lines import one_line_logger
-from ..model import Event, Job, JobSpec, JobState
+from ..model import Event, Job, JobSpec, JobState, copied
 from .frozen import frozen
 from .model import TaskRecord, TransferRecord
 from .seal import Sealer
@@ -55,15 +55,82 @@ _SECRET_VALUE = re.compile(
     r"|(?<![\w-])(?:hf_[A-Za-z0-9]{30,}|AIza[\w-]{35}"
     r"|eyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]{8,})"
 )
+# what each of _SECRET_VALUE's shapes starts with (a text holding none is not searched)
+_SECRET_VALUE_STARTS = ("sk-", "gh", "github_pat_", "glpat-", "xox", "AKIA", "hf_", "AIza",
+                        "eyJ")
 # the password of a URL's user: https://me:PASSWORD@host keeps `https://me:` (its user)
 _URL_PASSWORD = re.compile(r"(://[^\s/:@]+:)[^\s/@]+(?=@)")
 _PEM_BEGIN = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")
 _PEM_END = re.compile(r"-----END [A-Z ]*PRIVATE KEY-----")
 
 
+# What a secret's name holds (what _SECRET_KEY looks for, its anchors left out, `key` for
+# each *_key), in ASCII lower case: a name of [A-Za-z0-9_-] that _SECRET_KEY finds holds one.
+# A text whose runs of such characters holding one are neither assigned nor given as options
+# is not scanned for assignments and options at all (a job's script names its `secret` file,
+# no secret). Found with str.find in the text lowered (a regex tries every position).
+_SECRET_HINTS = ("token", "secret", "pass", "pwd", "key", "credential", "authorization",
+                 "cookie", "jwt")
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+_ASSIGNED = re.compile(r"[\"']?[ \t]*[=:]")  # what follows an assigned name (_ASSIGN_NAME)
+
+
+def _secret_hints(text: str) -> list[int]:
+    """Where each secret hint starts in `text` (its ASCII letters in either case), sorted."""
+    low = text.lower() if text.isascii() else text.translate(_ASCII_LOWER)  # same length
+    found = []
+    for hint in _SECRET_HINTS:
+        at = low.find(hint)
+        while at >= 0:
+            found.append(at)
+            at = low.find(hint, at + len(hint))
+    return sorted(found)
+
+
+def _secret_named_runs(text: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of each maximal run of name characters holding a secret hint, in order,
+    each once; every character looked at a bounded number of times (hostile text)."""
+    end, size = -1, len(text)
+    for start in _secret_hints(text):
+        if start < end:
+            continue  # in the run just given
+        end = start
+        while start > 0 and text[start - 1] in _NAME_CHARS:
+            start -= 1
+        while end < size and text[end] in _NAME_CHARS:
+            end += 1
+        yield start, end
+
+
+def _may_assign_secret(text: str) -> bool:
+    """Whether a secret-looking name in `text` is followed by = or : (else no assignment is
+    redacted: `_redact_assignments` leaves the text as it is)."""
+    return any(_ASSIGNED.match(text, end) for _, end in _secret_named_runs(text))
+
+
+def _may_give_secret_option(text: str) -> bool:
+    """Whether a secret-looking name in `text` starts with '-' or follows `setenv` and
+    blanks (else `_redact_spaced` leaves the text as it is)."""
+    for start, _ in _secret_named_runs(text):
+        if text[start] == "-":
+            return True
+        before = start
+        while before > 0 and text[before - 1] in " \t":
+            before -= 1
+        if before < start and text[max(before - 6, 0):before] == "setenv":
+            return True
+    return False
+
+
 def _redact_assignments(text: str) -> str:
     """`NAME=value` (or `NAME: value`) -> `NAME=***` where NAME looks secret (a number is
     kept: TOKENS=3; an authorization scheme too: `Authorization: Bearer ***`)."""
+    return _redact_assignments_scanned(text) if _may_assign_secret(text) else text
+
+
+def _redact_assignments_scanned(text: str) -> str:
+    """`_redact_assignments`, every assignment of `text` looked at."""
     out, last = [], 0
     for m in _ASSIGN_NAME.finditer(text):
         if m.start() < last or not _SECRET_NAME.search(m.group(1)):
@@ -146,8 +213,13 @@ def _sshpass_options(segment: str) -> str:
     return segment
 
 
+_OPTION_COMMANDS = ("curl", "wget", "sshpass", "mysql", "mariadb")  # (what it starts with)
+
+
 def _redact_options(text: str) -> str:
     """Passwords given as command options (see _OPTION_COMMAND) -> ***."""
+    if not any(command in text for command in _OPTION_COMMANDS):
+        return text  # no such command: nothing looked for
     out, last, pos = [], 0, 0
     while (start := _OPTION_COMMAND.search(text, pos)) is not None:
         end = _SEGMENT_END.search(text, start.end())
@@ -177,6 +249,11 @@ _NOT_THE_SECRET = re.compile(r"[_-](?:file|path|dir|env|var|name|type)$", re.I)
 def _redact_spaced(text: str) -> str:
     """`--password PASS` or `setenv API_TOKEN KEY` -> the value is *** (a number, another
     option or a variable stays: `--max-tokens 100`, `--token -v`, `--token $TOKEN`)."""
+    return _redact_spaced_scanned(text) if _may_give_secret_option(text) else text
+
+
+def _redact_spaced_scanned(text: str) -> str:
+    """`_redact_spaced`, every option of `text` looked at."""
     out, last = [], 0
     for m in _SPACED_NAME.finditer(text):
         name = m.group(1)
@@ -343,7 +420,8 @@ def _redacted_text(value: str, environment: re.Pattern[str] | None) -> str:
     pattern, and every string is redacted afresh)."""
     value = _redact_options(_redact_spaced(_redact_assignments(_redact_pem(value))))
     value = _URL_PASSWORD.sub(lambda m: m.group(1) + REDACTED, value)
-    value = _SECRET_VALUE.sub(REDACTED, value)
+    if any(start in value for start in _SECRET_VALUE_STARTS):
+        value = _SECRET_VALUE.sub(REDACTED, value)
     return environment.sub(REDACTED, value) if environment is not None else value
 
 
@@ -405,15 +483,52 @@ _shared_jobs: OrderedDict[tuple[Any, ...], Job] = OrderedDict()
 _shared_lock = threading.Lock()
 
 
+# The specs this process wrote whole (redaction changed nothing), kept by their stored text:
+# a read of such a row (a bind returns its job; the monitor and the estimates read it shared)
+# copies the spec written instead of validating its text again. The text is that spec's own
+# JSON, so the spec read back is the one written.
+WRITTEN_SPECS_KEPT = 1024
+_written_specs: OrderedDict[str, JobSpec] = OrderedDict()
+
+
+def spec_js_sealed(spec: JobSpec | None, sealer: Sealer) -> tuple[str | None, str | None]:
+    """`to_js_sealed` of a job's spec, the spec kept (a copy) for the reads of its text."""
+    shown, sealed = to_js_sealed(spec, sealer)
+    if shown is not None and sealed is None and type(spec) is JobSpec:
+        kept = copied(spec)
+        with _shared_lock:
+            _written_specs[shown] = kept
+            _written_specs.move_to_end(shown)
+            while len(_written_specs) > WRITTEN_SPECS_KEPT:
+                _written_specs.popitem(last=False)
+    return shown, sealed
+
+
+def _written_spec(text: str) -> JobSpec | None:
+    with _shared_lock:
+        return _written_specs.get(text)
+
+
+def _read_spec(text: str) -> JobSpec:
+    """The spec a row's `text` holds, of its own (to change)."""
+    if (kept := _written_spec(text)) is not None:
+        return copied(kept)
+    return JobSpec.model_validate_json(text, context={"stored": True})
+
+
 @lru_cache(maxsize=SHARED_READS)
 def _shared_spec(text: str) -> JobSpec:
+    if (kept := _written_spec(text)) is not None:
+        return frozen(kept)  # (frozen copies every model, list and dict it holds)
     return frozen(JobSpec.model_validate_json(text, context={"stored": True}))
 
 
 def forget_shared_reads() -> None:
-    """Drop every job and spec `row_to_job(row, shared=True)` kept."""
+    """Drop every job and spec `row_to_job(row, shared=True)` kept, and the specs kept as
+    written."""
     with _shared_lock:
         _shared_jobs.clear()
+        _written_specs.clear()
     _shared_spec.cache_clear()
 
 
@@ -448,8 +563,7 @@ def _decoded_job(row: sqlite3.Row, shared_spec: bool, with_spec: bool = True) ->
     spec = None
     if with_spec and row["spec"]:
         try:
-            spec = (_shared_spec(row["spec"]) if shared_spec else
-                    JobSpec.model_validate_json(row["spec"], context={"stored": True}))
+            spec = _shared_spec(row["spec"]) if shared_spec else _read_spec(row["spec"])
         except ValidationError as e:  # an old/foreign spec must not break listing
             log.warning("job %s: stored spec no longer validates (%s); kept on disk", row["id"], e)
     try:

@@ -36,8 +36,8 @@ from .codec import (
     row_to_event,
     row_to_job,
     row_to_job_fields,
+    spec_js_sealed,
     to_js,
-    to_js_sealed,
     to_ts,
 )
 from .db import IN_CHUNK, Database
@@ -158,15 +158,18 @@ class JobsMixin(Database):
         alone sends it)."""
         with self._write(durable=True) as c:
             self._check_fence(c, fence)
-            return self._insert_intent(c, site, token, spec, placement, origin, hedge_group,
-                                       only_new)
+            job = self._insert_intent(c, site, token, spec, placement, origin, hedge_group,
+                                      only_new)
+            assert job is not None  # (read back)
+            return job
 
     def _insert_intent(self, c: sqlite3.Connection, site: str, token: str,
                        spec: JobSpec | dict[str, Any] | None,
                        placement: dict[str, Any] | None = None,
                        origin: dict[str, Any] | None = None, hedge_group: str | None = None,
-                       only_new: bool = False) -> Job:
-        """`record_intent`'s row and event, inside the caller's transaction `c`."""
+                       only_new: bool = False, read_back: bool = True) -> Job | None:
+        """`record_intent`'s row and event, inside the caller's transaction `c`; the job
+        read back unless `read_back` is False (a batch's reservation reads none)."""
         if not site or ":" in site or not token or any(ch.isspace() for ch in token):
             raise BadInput(f"bad site {site!r} or token {token!r} for a submission")
         spec = JobSpec.model_validate(spec) if isinstance(spec, dict) else spec
@@ -178,7 +181,7 @@ class JobsMixin(Database):
                 raise plan_taken(token, row_to_job(row))
             return row_to_job(row)
         now, job_id = to_ts(utcnow()), provisional_id(site, token)
-        shown, sealed = to_js_sealed(spec, self.sealer)
+        shown, sealed = spec_js_sealed(spec, self.sealer)
         c.execute(
             "INSERT INTO jobs (id, site, name, state, token, workdir, stdout_path, stderr_path,"
             " spec, sealed_spec, placement, origin, created_at, updated_at, hedge_group)"
@@ -191,7 +194,7 @@ class JobsMixin(Database):
         if hedge_group:
             said["hedge_group"] = hedge_group
         self._event(c, "job.submitting", job_id, site, said)
-        return self._job(c, job_id)
+        return self._job(c, job_id) if read_back else None
 
     def fill_intent(self, token: str, spec: JobSpec, placement: dict[str, Any] | None = None,
                     fence: leases.Fence | None = None) -> None:
@@ -206,7 +209,7 @@ class JobsMixin(Database):
             row = c.execute("SELECT * FROM jobs WHERE token = ?", (token,)).fetchone()
             if row is None or row["native_id"] is not None:
                 raise BadInput(f"submission {token!r} has no open intent to fill")
-            shown, sealed = to_js_sealed(spec, self.sealer)
+            shown, sealed = spec_js_sealed(spec, self.sealer)
             c.execute("UPDATE jobs SET name = ?, workdir = ?, stdout_path = ?, stderr_path = ?,"
                       " spec = ?, sealed_spec = ?, placement = COALESCE(?, placement),"
                       " updated_at = ? WHERE token = ?",
@@ -569,7 +572,7 @@ class JobsMixin(Database):
         if not job.id.startswith(f"{job.site}:") or (
                 job.native_id and job.id != plain and not job.id.startswith(plain + "@")):
             raise BadInput(f"job id {job.id!r} must be '{job.site}:NATIVE_ID'")
-        shown, sealed = to_js_sealed(job.spec, self.sealer)
+        shown, sealed = spec_js_sealed(job.spec, self.sealer)
         desc = {"name": job.name, "native_id": job.native_id, "token": job.token,
                 "workdir": job.workdir, "stdout_path": job.stdout_path,
                 "stderr_path": job.stderr_path, "spec": shown, "sealed_spec": sealed,

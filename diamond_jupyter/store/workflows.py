@@ -278,7 +278,8 @@ class WorkflowsMixin(Database):
             self._check_fence(c, fence)
             out = []
             for s in submits:
-                self._insert_intent(c, s.site, s.token, s.spec, origin=s.origin)
+                self._insert_intent(c, s.site, s.token, s.spec, origin=s.origin,
+                                    read_back=False)
                 out.append(self._update_step(c, workflow_id, s.step, **s.fields))
             return out
 

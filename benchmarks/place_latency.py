@@ -23,6 +23,7 @@
   without a node count (Slurm `-n N` alone, spread over any nodes), not 1 node x 4 CPUs.
   `--cpu`: the recorded decisions timed in the process's CPU seconds, for comparing two
   engines on a machine other work loads (wall-clock times there measure the load).
+  Each decision's time is kept (`times_s`) beside the median and the mean (`mean_s`).
 """
 
 from __future__ import annotations

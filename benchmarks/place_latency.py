@@ -23,6 +23,7 @@
   without a node count (Slurm `-n N` alone, spread over any nodes), not 1 node x 4 CPUs.
   `--cpu`: the recorded decisions timed in the process's CPU seconds, for comparing two
   engines on a machine other work loads (wall-clock times there measure the load).
+  Each decision's time is kept (`times_s`) beside the median and the mean (`mean_s`).
 """
 
 from __future__ import annotations
@@ -121,7 +122,8 @@ def recorded(n_sites: int, seed: int, reps: int, tasks: int = 0, cpu: bool = Fal
         assert p.choice is not None, p.explain()
     return {"sites": n_sites, "largest_queue": jobs, "total_jobs": sum(len(s.jobs)
                                                                        for s in snaps),
-            "reps": reps, "median_s": median(times), "p90_s": pct(times, 90),
+            "reps": reps, "median_s": median(times), "mean_s": sum(times) / len(times),
+            "times_s": times, "p90_s": pct(times, 90),
             "max_s": max(times), "target_s": 1.0,
             "parse_all_sites_median_s": median(parse_times),
             "calibration_median_s": median(cal_times), "calibration_first_s": cal_times[0]}

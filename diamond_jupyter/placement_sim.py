@@ -1525,10 +1525,11 @@ class _Plan:
 
     def fits_through(self, d: Demand, n: int, start: float) -> bool:
         """Whether d fits on node n for its whole planned run from `start`."""
-        need = self._need(d, n)
-        if need is None:
-            return False
-        c, g = need
+        c, g = d.cpus, d.gpus
+        if c == WHOLE:  # (`_need`, inline: a hot path)
+            c, g = self.sim.cap_c[n], self.sim.cap_g[n]
+            if c <= 0:
+                return False
         times, fc, fg = self.times[n], self.fc[n], self.fg[n]
         i = bisect.bisect_right(times, start) - 1
         j = bisect.bisect_left(times, start + d.planned)
@@ -1573,10 +1574,11 @@ class _Plan:
                      ) -> float | None:
         """The earliest time >= t0 at which d fits on node n for its whole planned run;
         None when it never does, or not before `before`."""
-        need = self._need(d, n)
-        if need is None:
-            return None
-        c, g = need
+        c, g = d.cpus, d.gpus
+        if c == WHOLE:  # (`_need`, inline: a hot path)
+            c, g = self.sim.cap_c[n], self.sim.cap_g[n]
+            if c <= 0:
+                return None
         times, fc, fg, planned = self.times[n], self.fc[n], self.fg[n], d.planned
         k, when, last = bisect.bisect_right(times, t0) - 1, t0, len(times)
         end = when + planned
@@ -1699,7 +1701,66 @@ class _Plan:
 
     def _first_nodes(self, d: Demand, t0: float, es: list[int]) -> Slot | None:
         """Where a wider d fits soonest from t0: a time when enough nodes fit together
-        (a node fits at a time only if its own earliest fit is no later)."""
+        (a node fits at a time only if its own earliest fit is no later). When its shape
+        comes again, the heap of every node's earliest fit (`_shape_heap`) gives the
+        earliest time enough of them may fit without a scan; the nodes are scanned only
+        where those do not fit through together then."""
+        if (heap := self._shape_heap(d, t0, es)) is not None:
+            got = self._soonest(d, t0, heap)
+            if got is None:
+                return None
+            lo, able = got
+            found = self._hosts(d, lo, able) if lo > t0 else able[: d.nodes]
+            if found is not None:
+                return lo, found
+        return self._first_nodes_scanned(d, t0, es)
+
+    def _shape_heap(self, d: Demand, t0: float, es: list[int]
+                    ) -> list[tuple[float, int, int]] | None:
+        """The heap of (earliest fit, node, its version) of d's shape from t0 over `es`:
+        None the first time the shape comes (a plain scan then), made the second."""
+        shape = (d.cpus, d.gpus, d.planned, t0, id(d.eligible))
+        heap = self._heaps.get(shape)
+        if heap is None:
+            if shape not in self._heaps_due:
+                self._heaps_due.add(shape)
+                return None
+            heap = [(e, n, self._version.get(n, 0)) for n in es
+                    if (e := self._earliest_known(d, n, t0)) is not None]
+            heapq.heapify(heap)
+            self._heaps[shape] = heap
+        return heap
+
+    def _soonest(self, d: Demand, t0: float, heap: list[tuple[float, int, int]]
+                 ) -> tuple[float, list[int]] | None:
+        """From a shape's heap: the earliest time `lo` at which d.nodes nodes' own earliest
+        fits have come, and every node whose fit has come by then, in index order (at t0
+        only the first d.nodes of them: they fit through from then). Stale entries (their
+        node reserved since) are made anew; the entries read are put back."""
+        version, taken = self._version, []
+        lo = None
+        while heap:
+            e, n, seen = heap[0]
+            if seen != version.get(n, 0):
+                heapq.heappop(heap)
+                if (e := self._earliest_known(d, n, t0)) is not None:
+                    heapq.heappush(heap, (e, n, version.get(n, 0)))
+                continue
+            if lo is not None and e > lo:
+                break
+            taken.append(heapq.heappop(heap))
+            if len(taken) == d.nodes:
+                lo = e
+                if lo == t0:
+                    break
+        for entry in taken:
+            heapq.heappush(heap, entry)
+        if lo is None:
+            return None
+        return lo, sorted(n for _, n, _ in taken)
+
+    def _first_nodes_scanned(self, d: Demand, t0: float, es: list[int]) -> Slot | None:
+        """`_first_nodes` by a scan of every node of `es`."""
         firsts, at_t0 = [], 0
         for n in es:
             if (e := self._earliest_known(d, n, t0)) is not None:
@@ -1711,7 +1772,10 @@ class _Plan:
             return None
         firsts.sort()
         lo = firsts[d.nodes - 1][0]
-        for start in sorted({lo} | {x for _, n in firsts for x in self.times[n] if x > lo}):
+        able = sorted(n for e, n in firsts[:bisect.bisect_right(firsts, (lo, math.inf))])
+        if (found := self._hosts(d, lo, able)) is not None:
+            return lo, found  # (the first time tried: the later ones are read only if not)
+        for start in sorted({x for _, n in firsts for x in self.times[n] if x > lo}):
             able = sorted(n for e, n in firsts[:bisect.bisect_right(firsts, (start, math.inf))])
             if (found := self._hosts(d, start, able)) is not None:
                 return start, found

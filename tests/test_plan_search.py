@@ -55,7 +55,7 @@ def _site_and_queue(draw):
     # a few shapes, drawn again and again (a queue repeats its arrays and scripts)
     everywhere = list(range(n_nodes))
     some = everywhere[: max(1, n_nodes // 2)]
-    shapes = draw(st.lists(st.tuples(st.integers(1, 2), st.sampled_from([WHOLE, 1, 2, 4]),
+    shapes = draw(st.lists(st.tuples(st.integers(1, 3), st.sampled_from([WHOLE, 1, 2, 4]),
                                      st.sampled_from([0, 1]),
                                      st.sampled_from([30.0, 100.0, 250.0]),
                                      st.sampled_from([0.0, 0.0, 50.0]),

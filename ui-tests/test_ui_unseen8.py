@@ -215,6 +215,33 @@ def test_a_flux_arrays_bar_is_a_counted_group_of_its_tasks(page):
     assert page.diamond_errors == []
 
 
+def test_a_flux_arrays_counts_follow_a_task_ending_without_a_reload(page):
+    """A task ends while the array runs on: the server's job.updated carries the array's
+    counts then, and the row's bands and label follow it, with no page load nor state
+    read between (GET state still says the old counts until the test records the new)."""
+    bar = sidebar_panel(page).locator(f'[data-diamond-job-bar="{ARRAY_JOB}"]')
+    bar.scroll_into_view_if_needed()
+    expect(bar).to_have_attribute("aria-label", re.compile(r"\(8 tasks: 4 PENDING, 3 RUNNING"))
+    page.evaluate("() => { window.__sameArrayPage = true; }")
+    wire = page.diamond_wire
+    ended = {"total": 8, "states": {"COMPLETED": 2, "PENDING": 4, "RUNNING": 2}}
+    wire.send("job-state", {"kind": "job.updated", "job_id": ARRAY_JOB, "site": "tiger",
+                            "state": "RUNNING", "previous": None, "at": NOW.isoformat(),
+                            "array_tasks": ended})
+    expect(bar).to_have_attribute(
+        "aria-label", re.compile(r"^sweep: RUNNING \(8 tasks: 4 PENDING, 2 COMPLETED, "
+                                 r"2 RUNNING\), queued "))
+    heights = {b.get_attribute("data-diamond-array-state"): float(b.get_attribute("height"))
+               for b in bar.locator("[data-diamond-array-state]").all()}
+    assert heights.keys() == ended["states"].keys()
+    assert abs(heights["COMPLETED"] - heights["RUNNING"]) < 0.01, heights
+    assert abs(heights["PENDING"] - 2 * heights["RUNNING"]) < 0.01, heights
+    assert page.evaluate("() => window.__sameArrayPage === true")  # not reloaded
+    # the store's record now, as a later state read (a reconnect, a reload) gives it
+    next(j for j in wire.jobs if j["id"] == ARRAY_JOB)["array_tasks"] = ended
+    assert page.diamond_errors == []
+
+
 # -- a job whose site left the sites file ---------------------------------------------------
 
 def test_a_job_whose_site_left_the_sites_file_keeps_one_row_with_its_details(page):

@@ -386,6 +386,52 @@ def test_the_dashboard_opened_twice_is_one_tab(page):
     assert page.diamond_errors == []
 
 
+def test_the_dashboard_printed_lists_every_queue_row_whole_within_the_page(page):
+    """Printed (`@media print`, at a page's width), each queue lists all its rows, not only
+    the scrolled window's, in their order; every cell's text is whole in place (a long name
+    wraps rather than ending in '…' with the rest on hover); no row reaches past the
+    dashboard's right edge. Back on screen, the window of rows returns."""
+    viewport = page.viewport_size
+    sidebar_panel(page).locator("[data-diamond-open-dashboard]").click()
+    queue = page.locator(f'{DASHBOARD} [data-diamond-queue="{SITES[0]}"]')
+    expect(queue.locator("[data-diamond-queue-row]").first).to_be_visible(timeout=30_000)
+    total = int(queue.get_attribute("data-diamond-rows"))
+    assert queue.locator("[data-diamond-queue-row]").count() < total  # a window on screen
+    try:
+        page.set_viewport_size({"width": 720, "height": viewport["height"]})
+        page.emulate_media(media="print")
+        expect(queue.locator("[data-diamond-queue-row]")).to_have_count(total)
+        cut = page.evaluate(
+            """sel => {
+                const dash = document.querySelector(sel).getBoundingClientRect();
+                const out = [];
+                for (const row of document.querySelectorAll(sel + ' [data-diamond-queue-row]')) {
+                    const r = row.getBoundingClientRect();
+                    if (r.right > dash.right + 0.5) out.push(['row past the edge', row.id]);
+                    for (const cell of row.children) {
+                        if (cell.scrollWidth > cell.clientWidth + 1
+                                || cell.scrollHeight > cell.clientHeight + 1) {
+                            out.push(['cut', cell.textContent]);
+                        }
+                    }
+                }
+                return out;
+            }""", DASHBOARD)
+        assert cut == []
+        indexes = [int(i) for i in queue.locator("[data-diamond-queue-row]").evaluate_all(
+            "rows => rows.map(r => r.getAttribute('aria-rowindex'))")]
+        assert indexes == list(range(2, total + 2))
+        tops = queue.locator("[data-diamond-queue-row]").evaluate_all(
+            "rows => rows.map(r => r.getBoundingClientRect().top)")
+        assert tops == sorted(tops) and len(set(tops)) == total  # one under another
+    finally:
+        page.emulate_media(media="screen")
+        page.set_viewport_size(viewport)
+    expect(queue.locator("[data-diamond-queue-row]")).not_to_have_count(total)
+    close_dashboard(page)
+    assert page.diamond_errors == []
+
+
 # -- narrow -------------------------------------------------------------------------------
 
 def test_the_narrowest_sidebar_keeps_long_site_names_and_reasons_inside(bare_lab, browser):

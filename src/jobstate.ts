@@ -13,7 +13,8 @@ const JOB_FIELDS: (keyof IJob)[] = [
   'placement',
   'origin',
   'predicted_start',
-  'lookout'
+  'lookout',
+  'array_tasks' // a job array's task counts, said by a job.updated when a task moves
 ];
 
 /** When the job's current state began, as far as known: a finished job's end, a running

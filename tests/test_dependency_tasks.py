@@ -231,3 +231,33 @@ def test_a_listed_task_decides_and_an_unlisted_one_of_a_running_array_is_unknown
                 "afterany": (ended, False),
                 "after": (ended or state == R, False)}[kind]
     assert (d.satisfied, d.never) == expected
+
+
+def test_a_task_changing_state_is_a_job_state_event_with_the_arrays_counts(
+        tmp_path: Path) -> None:
+    """Between full state reads the sidebar's counts follow this event: each change of a
+    task's state is one `job.updated` carrying the counts then, valid against the schema."""
+    from types import SimpleNamespace
+
+    import jsonschema
+
+    from diamond_jupyter.server.events import JOB_STATE, SCHEMA_DIR, to_emission
+
+    store = Store(tmp_path / "s.sqlite3")
+    store.upsert_job(alpha_job("123", R))
+    store.record_task_states("alpha:123", {"1": R, "2": R, "3": P})
+    store.record_task_states("alpha:123", {"1": C, "2": R, "3": R})
+    assert store.record_task_states("alpha:123", {"1": C}) is None  # no change, no event
+    said = store.events_since(0, kinds=["job.updated"])
+    assert [e.data["array_tasks"] for e in said] == [
+        {"total": 3, "states": {"PENDING": 1, "RUNNING": 2}},
+        {"total": 3, "states": {"COMPLETED": 1, "RUNNING": 2}}]
+    fed = SimpleNamespace(job=store.get_job, lookout=lambda _job_id: None)
+    schema = yaml.safe_load((SCHEMA_DIR / "job-state.yaml").read_text())
+    schema_id, payload = to_emission(said[-1], fed)
+    jsonschema.validate(payload, schema)
+    assert (schema_id, payload["state"], payload["array_tasks"]) == (
+        JOB_STATE, "RUNNING", job_json(store.get_job("alpha:123"))["array_tasks"])
+    # a job's other events say nothing of its tasks: a client keeps the counts it has
+    state_event = store.apply_state("alpha:123", C)
+    assert "array_tasks" not in to_emission(state_event, fed)[1]

@@ -215,6 +215,33 @@ def test_a_flux_arrays_bar_is_a_counted_group_of_its_tasks(page):
     assert page.diamond_errors == []
 
 
+def test_a_flux_arrays_counts_follow_a_task_ending_without_a_reload(page):
+    """A task ends while the array runs on: the server's job.updated carries the array's
+    counts then, and the row's bands and label follow it, with no page load nor state
+    read between (GET state still says the old counts until the test records the new)."""
+    bar = sidebar_panel(page).locator(f'[data-diamond-job-bar="{ARRAY_JOB}"]')
+    bar.scroll_into_view_if_needed()
+    expect(bar).to_have_attribute("aria-label", re.compile(r"\(8 tasks: 4 PENDING, 3 RUNNING"))
+    page.evaluate("() => { window.__sameArrayPage = true; }")
+    wire = page.diamond_wire
+    ended = {"total": 8, "states": {"COMPLETED": 2, "PENDING": 4, "RUNNING": 2}}
+    wire.send("job-state", {"kind": "job.updated", "job_id": ARRAY_JOB, "site": "tiger",
+                            "state": "RUNNING", "previous": None, "at": NOW.isoformat(),
+                            "array_tasks": ended})
+    expect(bar).to_have_attribute(
+        "aria-label", re.compile(r"^sweep: RUNNING \(8 tasks: 4 PENDING, 2 COMPLETED, "
+                                 r"2 RUNNING\), queued "))
+    heights = {b.get_attribute("data-diamond-array-state"): float(b.get_attribute("height"))
+               for b in bar.locator("[data-diamond-array-state]").all()}
+    assert heights.keys() == ended["states"].keys()
+    assert abs(heights["COMPLETED"] - heights["RUNNING"]) < 0.01, heights
+    assert abs(heights["PENDING"] - 2 * heights["RUNNING"]) < 0.01, heights
+    assert page.evaluate("() => window.__sameArrayPage === true")  # not reloaded
+    # the store's record now, as a later state read (a reconnect, a reload) gives it
+    next(j for j in wire.jobs if j["id"] == ARRAY_JOB)["array_tasks"] = ended
+    assert page.diamond_errors == []
+
+
 # -- a job whose site left the sites file ---------------------------------------------------
 
 def test_a_job_whose_site_left_the_sites_file_keeps_one_row_with_its_details(page):
@@ -355,6 +382,52 @@ def test_the_dashboard_opened_twice_is_one_tab(page):
     expect(tabs).to_have_count(1)
     expect(page.locator(DASHBOARD)).to_have_count(1)
     expect(page.locator(DASHBOARD)).to_be_visible()
+    close_dashboard(page)
+    assert page.diamond_errors == []
+
+
+def test_the_dashboard_printed_lists_every_queue_row_whole_within_the_page(page):
+    """Printed (`@media print`, at a page's width), each queue lists all its rows, not only
+    the scrolled window's, in their order; every cell's text is whole in place (a long name
+    wraps rather than ending in '…' with the rest on hover); no row reaches past the
+    dashboard's right edge. Back on screen, the window of rows returns."""
+    viewport = page.viewport_size
+    sidebar_panel(page).locator("[data-diamond-open-dashboard]").click()
+    queue = page.locator(f'{DASHBOARD} [data-diamond-queue="{SITES[0]}"]')
+    expect(queue.locator("[data-diamond-queue-row]").first).to_be_visible(timeout=30_000)
+    total = int(queue.get_attribute("data-diamond-rows"))
+    assert queue.locator("[data-diamond-queue-row]").count() < total  # a window on screen
+    try:
+        page.set_viewport_size({"width": 720, "height": viewport["height"]})
+        page.emulate_media(media="print")
+        expect(queue.locator("[data-diamond-queue-row]")).to_have_count(total)
+        cut = page.evaluate(
+            """sel => {
+                const dash = document.querySelector(sel).getBoundingClientRect();
+                const out = [];
+                for (const row of document.querySelectorAll(sel + ' [data-diamond-queue-row]')) {
+                    const r = row.getBoundingClientRect();
+                    if (r.right > dash.right + 0.5) out.push(['row past the edge', row.id]);
+                    for (const cell of row.children) {
+                        if (cell.scrollWidth > cell.clientWidth + 1
+                                || cell.scrollHeight > cell.clientHeight + 1) {
+                            out.push(['cut', cell.textContent]);
+                        }
+                    }
+                }
+                return out;
+            }""", DASHBOARD)
+        assert cut == []
+        indexes = [int(i) for i in queue.locator("[data-diamond-queue-row]").evaluate_all(
+            "rows => rows.map(r => r.getAttribute('aria-rowindex'))")]
+        assert indexes == list(range(2, total + 2))
+        tops = queue.locator("[data-diamond-queue-row]").evaluate_all(
+            "rows => rows.map(r => r.getBoundingClientRect().top)")
+        assert tops == sorted(tops) and len(set(tops)) == total  # one under another
+    finally:
+        page.emulate_media(media="screen")
+        page.set_viewport_size(viewport)
+    expect(queue.locator("[data-diamond-queue-row]")).not_to_have_count(total)
     close_dashboard(page)
     assert page.diamond_errors == []
 

@@ -110,7 +110,7 @@ def job_state_payload(ev: Event, job: Job | None) -> dict[str, Any]:
         "submitted_at": when("submitted_at") or (iso(job.submitted_at) if job else None),
         "started_at": when("started_at"),
         "ended_at": when("ended_at"),
-    }
+    } | ({"array_tasks": data["array_tasks"]} if "array_tasks" in data else {})
 
 
 def _int(v: Any) -> int | None:

@@ -24,6 +24,7 @@ from ..model import (
     JobState,
     JobStatus,
     SiteError,
+    array_task_counts,
     hedged_reason,
     provisional_id,
     utcnow,
@@ -360,7 +361,9 @@ class JobsMixin(Database):
                            tasks: dict[str, JobState]) -> tuple[Job, Job] | None:
         """Merge a job array's task states, as its scheduler lists them now, into the stored
         ones (a task's state only moves forward, its first end final, as a job's); (the job
-        before, the job after) when a task's state changed, else None."""
+        before, the job after) when a task's state changed, else None. A change is said in
+        the same transaction by a "job.updated" event with the array's counts
+        (`array_tasks`, as `job_json` gives them): the sidebar's counts follow it."""
         with self._write() as c:
             job = self._job(c, self._resolve_id(job_id, c))
             merged = dict(job.tasks or {})
@@ -373,7 +376,11 @@ class JobsMixin(Database):
             c.execute("UPDATE jobs SET tasks = ?, updated_at = ? WHERE id = ?",
                       (to_js({k: v.value for k, v in merged.items()}), to_ts(utcnow()),
                        job.id))
-            return job, job.model_copy(update={"tasks": merged})
+            after = job.model_copy(update={"tasks": merged})
+            # the state it had then: a replay says what a live client was told
+            self._event(c, "job.updated", job.id, job.site,
+                        {"state": job.state.value, "array_tasks": array_task_counts(after)})
+            return job, after
 
     def job_by_token(self, token: str, read_only: bool = False) -> Job | None:
         """The job of submission `token` (None: no intent has it). `read_only`: the job an

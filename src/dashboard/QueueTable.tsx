@@ -10,6 +10,31 @@ const OVERSCAN = 8;
 /** Rows visible at once; the table scrolls past that. */
 const VIEW_ROWS = 12;
 
+/** Whether the page is being printed (`@media print`): a printed queue lists every row,
+ * not only the scrolled window's. */
+function usePrinting(): boolean {
+  const [printing, setPrinting] = React.useState(
+    () => typeof window.matchMedia === 'function' && window.matchMedia('print').matches
+  );
+  React.useEffect(() => {
+    if (typeof window.matchMedia !== 'function') {
+      return;
+    }
+    const media = window.matchMedia('print');
+    const follow = () => setPrinting(media.matches);
+    const before = () => setPrinting(true); // a print dialog: rendered before it lays out
+    media.addEventListener('change', follow);
+    window.addEventListener('beforeprint', before);
+    window.addEventListener('afterprint', follow);
+    return () => {
+      media.removeEventListener('change', follow);
+      window.removeEventListener('beforeprint', before);
+      window.removeEventListener('afterprint', follow);
+    };
+  }, []);
+  return printing;
+}
+
 /** The predicted start of a queued job `ageS` seconds after the prediction was made:
  * "≈ 3 min (90%: < 11 min)", or "≈ 3 min (scheduler's estimate)" when that is all there is. */
 export function fmtQueuePrediction(p: IQueuePrediction | null, ageS = 0): string | null {
@@ -186,8 +211,11 @@ export function QueueTable(props: {
   );
   const count = sorted.length;
   const viewH = Math.min(Math.max(count, 1), VIEW_ROWS) * ROW_H;
-  const first = Math.max(0, Math.floor(scrollTop / ROW_H) - OVERSCAN);
-  const last = Math.min(count, Math.ceil((scrollTop + viewH) / ROW_H) + OVERSCAN);
+  const printing = usePrinting();
+  const first = printing ? 0 : Math.max(0, Math.floor(scrollTop / ROW_H) - OVERSCAN);
+  const last = printing
+    ? count
+    : Math.min(count, Math.ceil((scrollTop + viewH) / ROW_H) + OVERSCAN);
   const idBase = domId('jp-diamond-q-', site);
   const mine = React.useMemo(() => rows.filter(r => r.mine).length, [rows]);
 

@@ -239,12 +239,12 @@ def test_a_cycle_is_named_step_by_step():
           - {name: c, site: alpha, needs: [b], script: x}
           - {name: d, site: alpha, needs: [c], script: x}
         """)
-    assert "workflow 'w' has a cycle: a -> b -> c -> a" in msg and "d" not in msg.split(":")[1]
+    assert msg.startswith("workflow 'w' has a cycle: a -> b -> c -> a (line ")  # d: not in it
 
 
 def test_a_step_needing_itself_is_named():
     msg = refused("name: w\nsteps:\n  - {name: a, site: alpha, needs: [a], script: x}\n")
-    assert "a -> a" in msg or "needs itself" in msg, msg
+    assert msg == "step 'a' needs itself (a cycle) (line 3)"
 
 
 # -- 9. the store moved; two engines on one store ----------------------------------------------

@@ -134,7 +134,8 @@ async def test_resubmit_elsewhere_stays_within_the_list_and_says_when_it_is_spen
     assert "  analyse: PENDING alpha " in render_text(view)  # and on the DAG card
     await fail_last(eng, ops, wid)
     assert [s["site"] for s in ops.of("analyse")] == ["alpha", "torque"]
-    assert eng.store.get_workflow(wid).step("analyse").reason is None
+    assert eng.store.get_workflow(wid).step("analyse").reason == (
+        "attempt 1 failed on alpha: failed (exit code 1)")  # shown while it runs again
     await fail_last(eng, ops, wid)
     assert [s["site"] for s in ops.of("analyse")] == ["alpha", "torque", "alpha"]
     spent = ("every site of its list (alpha, torque) was tried: placed among alpha, torque "

@@ -1,5 +1,5 @@
 """`diamond workflow run|status|cancel|plan|approve|list`: the command line's face for
-workflows."""
+workflows (`retry`, asked for, says how steps and workflows run again)."""
 
 from __future__ import annotations
 
@@ -38,6 +38,31 @@ def _once(args: argparse.Namespace, call: Callable[[Any], Awaitable[Any]], *,
     return asyncio.run(go())
 
 
+SUMMED_FROM = 20  # a workflow of more steps has its steps counted by state above the rows
+
+
+def step_counts(view: Any) -> str:
+    """`200 steps: 150 COMPLETED, 48 PENDING, 2 FAILED`: a workflow's steps counted by
+    state, the states in the order their first step comes."""
+    from collections import Counter
+
+    counts = Counter(s.state.value for s in view.steps)
+    return f"{len(view.steps)} steps: " + ", ".join(f"{n} {state}"
+                                                   for state, n in counts.items())
+
+
+NO_RETRY = ("there is no `diamond workflow retry`: a step runs again on its own as many "
+            "times as its `retries: N` says (up to 10; on_failure: resubmit-elsewhere moves "
+            "it to another site); a workflow that ended FAILED is run again with `diamond "
+            "workflow run FILE`, a new workflow whose every step is submitted again")
+
+
+def _no_retry(args: argparse.Namespace) -> int:
+    from ..model import BadInput
+
+    raise BadInput(NO_RETRY)
+
+
 def _out(args: argparse.Namespace, view: Any) -> None:
     if args.json:
         print(json.dumps(view.contract(), indent=2))
@@ -47,6 +72,8 @@ def _out(args: argparse.Namespace, view: Any) -> None:
     # names and reasons are the sites' and the jobs' text: each written out on its line
     reason = f" ({one_line(view.reason)})" if view.reason else ""
     print(f"{one_line(view.id)}\t{view.state.value}\t{one_line(view.name)}{reason}")
+    if len(view.steps) > SUMMED_FROM:  # more than a screen: how many in each state, first
+        print(f"  {step_counts(view)}")
     rows = [(one_line(s.name), s.state.value, one_line(s.site or "-"), one_line(s.job or "-"),
              f"  ({one_line(s.reason)})" if s.reason and s.state.value != "COMPLETED" else "")
             for s in view.steps]
@@ -201,6 +228,10 @@ def add_workflow_command(sub: Any, common: Any) -> None:
                    "printed it: refused if the plan changed since (without it: shown here "
                    "and asked, at a terminal only)")
     p.set_defaults(fn=_approve)
+    p = wsub.add_parser("retry", help="not a command: says how a step or a workflow runs "
+                        "again", description=NO_RETRY)
+    p.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    p.set_defaults(fn=_no_retry)
     p = wsub.add_parser("list", help="workflows in the store, newest first")
     common(p)
     p.add_argument("--limit", type=list_limit(), default=50,

@@ -428,6 +428,15 @@ class _NoGate(Exception):
     """The site refused the step's gate."""
 
 
+def _ended_as(job: Job) -> str:
+    """How a job that ended without its scheduler's reason ended: `failed (exit code 3)`,
+    `timeout` ..."""
+    said = job.state.value.lower()
+    if job.state == JobState.FAILED and job.exit_code not in (None, 0):
+        return f"{said} (exit code {job.exit_code})"
+    return said
+
+
 class WorkflowEngine:
     def __init__(self, ops: WorkflowOps) -> None:
         self.ops = ops
@@ -895,7 +904,7 @@ class WorkflowEngine:
                 await self._move_to(rec, wf, name)  # cancelled by its move
                 rec = self.store.get_workflow(wid)
             elif job.state.terminal:
-                why = job.reason or f"{job.state.value.lower()}"
+                why = job.reason or _ended_as(job)
                 if await self._failed(rec, wf, name, job, why):
                     return
                 rec = self.store.get_workflow(wid)
@@ -1297,7 +1306,7 @@ class WorkflowEngine:
         # a placed step has its estimate; a fixed-site one is estimated beside its submit
         est = placed or Estimate(site, None, None)
         fields = dict(phase="submitting", site=site, token=token,
-                      reason=note, data={"planned": planned,
+                      reason=note or st.data.get("failed_before") or "", data={"planned": planned,
                                     "afterok": [n for n, _ in afterok],
                                     "tried": sorted(tried | {site}),
                                     "expected_end": est.end and est.end.isoformat(),
@@ -2040,9 +2049,11 @@ class WorkflowEngine:
             # the steps below it are looked at next; marked first, so that an engine that
             # stops before they are looked at leaves it to the next one (`_advance`)
             data["requeue_below"] = True
+            # shown on the step while its next attempt waits and runs (`_submit`)
+            data["failed_before"] = f"attempt {st.attempt + 1} failed on {st.site}: {why}"
             self._step(rec.id, name, phase="waiting", token="",
-                       attempt=st.attempt + 1, reason=f"attempt {st.attempt + 1} "
-                       f"failed on {st.site}: {why}", data=data, job_id=job.id,
+                       attempt=st.attempt + 1, reason=data["failed_before"], data=data,
+                       job_id=job.id,
                        event={"retry": True, "failed_job": job.id})
             await self._requeue_below(rec, wf, name)
             return False

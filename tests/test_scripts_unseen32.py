@@ -23,9 +23,15 @@ list with `-P` and `-A`.
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from diamond_jupyter.dialects.translate import translate
 from tests.scripts_unseen_check import ALL_STRICT, COMPARED_FIELDS, sweep_tests
 
 HERE = Path(__file__).parent / "fixtures" / "scripts_unseen32"
@@ -128,3 +134,76 @@ EXPECTED: dict[str, dict[str, Any]] = {
 test_every_fixture_has_expectations, test_parse_values, test_translates_or_reports = \
     sweep_tests(HERE, EXPECTED, fields=(*COMPARED_FIELDS, "shell"), strict=ALL_STRICT,
                 at_least=33)
+
+
+# ------------------------------------------------ the submit directory of a flux translation
+
+SAID_UNDER_FLUX = "(flux starts the job in the directory it was submitted from)"
+# (source, its submit directory variable, a script whose body reads it after its first line)
+READS_SUBMIT_DIRECTORY = [
+    ("pbs", "PBS_O_WORKDIR", "#!/bin/bash\n#PBS -l walltime=1:00:00\ncd $PBS_O_WORKDIR\n"),
+    ("slurm", "SLURM_SUBMIT_DIR", "#!/bin/bash\n#SBATCH -t 60\ncd \"$SLURM_SUBMIT_DIR\"\n"),
+    ("lsf", "LS_SUBCWD", "#!/bin/bash\n#BSUB -W 60\ncd ${LS_SUBCWD}\n"),
+    ("sge", "SGE_O_WORKDIR", "#!/bin/bash\n#$ -l h_rt=3600\ncd $SGE_O_WORKDIR\n"),
+]
+
+
+@pytest.mark.parametrize(("source", "name", "text"), READS_SUBMIT_DIRECTORY,
+                         ids=[s for s, _, _ in READS_SUBMIT_DIRECTORY])
+def test_a_flux_translation_sets_the_submit_directory_the_body_reads(
+        source: str, name: str, text: str, tmp_path: Path):
+    """Before: `cd $PBS_O_WORKDIR` was kept as written, and flux sets no such variable: the
+    job ran in the home directory (`cd` of nothing), or under `/run` for `cd
+    $PBS_O_WORKDIR/run`. Run by bash from a submit directory, with the home elsewhere."""
+    script, warnings, _ = translate(text + "pwd > where\n", "flux", source)
+    assert any(w.startswith(f"kept: line 3: ${name} (submit directory): flux sets none")
+               and SAID_UNDER_FLUX in w for w in warnings), warnings
+    assert not any("has no flux equivalent" in w for w in warnings), warnings
+    submitted, home = tmp_path / "sub mitted", tmp_path / "home"
+    submitted.mkdir(), home.mkdir()
+    env = {"PATH": os.environ["PATH"], "HOME": str(home)}
+    ran = subprocess.run(["bash", "-c", script], cwd=submitted, env=env, capture_output=True,
+                         text=True, timeout=60)
+    assert ran.returncode == 0, ran.stderr
+    assert (submitted / "where").read_text().strip() == str(submitted), script
+
+
+def test_a_home_started_job_reads_the_submit_directory_before_it_enters_the_home(
+        tmp_path: Path):
+    """A PBS job starts in the home, so its flux translation enters it (sweep 31); the
+    submit directory is read before that, where the flux job starts."""
+    text = ("#!/bin/bash\n#PBS -l walltime=1:00:00\n./x 2>/dev/null || true\n"
+            "pwd > started\ncp started \"$PBS_O_WORKDIR/got\"\n")
+    script, _, _ = translate(text, "flux", "pbs")
+    body = [x for x in script.splitlines()[1:] if not x.startswith("#flux:")]
+    assert body[:2] == [f'export PBS_O_WORKDIR="$PWD"  # {SAID_UNDER_FLUX[1:-1]}',
+                        'cd "$HOME"'], script
+    submitted, home = tmp_path / "submitted", tmp_path / "home"
+    submitted.mkdir(), home.mkdir()
+    env = {"PATH": os.environ["PATH"], "HOME": str(home)}
+    ran = subprocess.run(["bash", "-c", script], cwd=submitted, env=env, capture_output=True,
+                         text=True, timeout=60)
+    assert ran.returncode == 0, ran.stderr
+    assert (submitted / "got").read_text().strip() == str(home)  # it ran in the home, as PBS
+
+
+@pytest.mark.parametrize("shell", [s for s in ("csh", "tcsh") if shutil.which(s)])
+def test_a_csh_body_under_flux_sets_it_with_setenv(shell: str, tmp_path: Path):
+    script, _, _ = translate(f"#!/bin/{shell}\n#PBS -l walltime=1:00:00\n"
+                             "cd $PBS_O_WORKDIR\npwd > where\n", "flux", "pbs")
+    assert 'setenv PBS_O_WORKDIR "$cwd"' in script, script
+    body = "\n".join(x for x in script.splitlines() if not x.startswith("#"))
+    ran = subprocess.run([shell, "-fc", body], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=60, env={"PATH": os.environ["PATH"], "HOME": "/"})
+    assert ran.returncode == 0, ran.stderr
+    assert (tmp_path / "where").read_text().strip() == str(tmp_path)
+
+
+def test_a_python_body_and_other_targets_get_no_such_line():
+    text = "#!/bin/bash\n#PBS -l walltime=1:00:00\ncd $PBS_O_WORKDIR\n./a\n"
+    for target in ("slurm", "lsf", "sge", "pbs"):
+        script, _, _ = translate(text, target, "pbs")
+        assert "$PWD" not in script and "submitted from" not in script, (target, script)
+    script, warnings, _ = translate("#!/usr/bin/env python3\n#PBS -l walltime=1:00:00\n"
+                                    "import os\nprint('$PBS_O_WORKDIR')\n", "flux", "pbs")
+    assert "export PBS_O_WORKDIR" not in script, script

@@ -19,6 +19,13 @@ whole nodes, `afterany` with an `{{id}}` output, `--nslots` with `--cores-per-sl
 `--requires`, `--begin-time=+30m` with `--env`, `--cwd`; Grid Engine `-pe orte 4-16`,
 `-t 1-100:2`, `s_rt` and `h_rt` in one `-l`, `-binding linear:4`, `-hold_jid_ad`, a queue
 list with `-P` and `-A`.
+
+What the sweep found (each test below the table failed before): flux sets no variable of
+the directory a job was submitted from, so a translation into flux kept `cd $PBS_O_WORKDIR`
+(or Slurm's, LSF's, Grid Engine's) as written, said only as "no flux equivalent": the job
+ran in the home directory (`cd` of nothing). Now the body's first line sets the variable to
+where flux starts the job (`export NAME="$PWD"`, csh's `setenv NAME "$cwd"`), said, and a
+job its own scheduler started in the home reads it before it enters the home.
 """
 
 from __future__ import annotations

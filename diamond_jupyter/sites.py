@@ -513,7 +513,8 @@ class Site:
             new, notes = translate_body(body, source, target,
                                         one_task_cpus=one_task_cpus(spec),
                                         copies=flux_copies(spec) or bool(
-                                            "flux" in (source, target) and spec.array))
+                                            "flux" in (source, target) and spec.array),
+                                        shell=spec.shell)
             notes += program_notes(body, source, target, spec.shell)
         except KeyError:  # a dialect the body table does not know: kept as written
             return body, []

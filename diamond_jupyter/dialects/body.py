@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import shlex
 
+from .scripts_common import shell_program, submit_directory_line
 from .staging import burst_buffer_stage_reason, check_burst_buffer_line
 
 # meaning -> the variable per scheduler (None: the scheduler has no such variable)
@@ -283,14 +284,16 @@ def heredoc_lines(lines: list[str]) -> dict[int, bool]:
 
 
 def translate_body(body: str, source: str, target: str, *, first_line: int = 1,
-                   one_task_cpus: bool = False, copies: bool = False
-                   ) -> tuple[str, list[str]]:
+                   one_task_cpus: bool = False, copies: bool = False,
+                   shell: str | None = None) -> tuple[str, list[str]]:
     """(the body for `target`, one report per line that kept something untranslated);
     `first_line`: the body's first line number in the whole script, for the reports;
     `one_task_cpus`: the job is one task of several CPUs (its slots are that task's CPUs);
     `copies`: a flux job of --cc copies, read as an array ($FLUX_JOB_CC its index); for a
     flux `target`, an array a Flux site runs as one job per task, its index in
-    $FLUX_JOB_CC."""
+    $FLUX_JOB_CC. `shell`: the script's `#!` interpreter: a shell's (sh or csh) body read
+    under flux gets the source's submit directory variable set as its first line (flux has
+    none; unset, `cd $PBS_O_WORKDIR` went to the home), said."""
     if source == target or not body:
         return body, []
     body, quieted = _comment_out_leading(body, target)
@@ -309,6 +312,12 @@ def translate_body(body: str, source: str, target: str, *, first_line: int = 1,
     tmpdir = {_TMPDIR[source], _TMPDIR[target]} != {_TMPDIR["pbs"]} \
         and not _own_names(body, ("TMPDIR",))
     omp = source == "pbs" and not _own_names(body, ("OMP_NUM_THREADS",))
+    program = shell_program(shell or "/bin/bash")
+    csh = program in ("csh", "tcsh")
+    # where the target has no submit directory variable (flux), a shell body sets the
+    # source's to where the job starts
+    set_here = target == "flux" and (csh or interpreter_of(shell) is None)
+    defined: dict[str, int] = {}  # the variables set so, each with its first line
     out, notes = [], []
     if quieted:
         word = _SENTINEL_WORDS[target]
@@ -330,9 +339,12 @@ def translate_body(body: str, source: str, target: str, *, first_line: int = 1,
             continue
         missing: list[str] = []
 
-        def swap(m: re.Match[str], missing: list[str] = missing) -> str:
+        def swap(m: re.Match[str], missing: list[str] = missing, n: int = n) -> str:
             meaning = names.get(m.group(2))
             new = table.get(meaning, {}).get(target) if meaning else None
+            if new is None and set_here and meaning == "submit directory":
+                defined.setdefault(m.group(2), n)
+                return m.group(0)
             if new is None:
                 missing.append(f"${m.group(2)}" + (f" ({meaning})" if meaning else ""))
                 return m.group(0)
@@ -357,7 +369,13 @@ def translate_body(body: str, source: str, target: str, *, first_line: int = 1,
         if note:
             notes.append(note)
         out.append(line)
-    return "\n".join(out), notes
+    for name, n in defined.items():
+        line = submit_directory_line(name, csh)
+        notes.append(f"kept: line {n}: ${name} (submit directory): {target} sets none, so "
+                     f"`{line.split('  #')[0]}` was added as the body's first line (flux "
+                     "starts the job in the directory it was submitted from)")
+    head = [submit_directory_line(name, csh) for name in defined]
+    return "\n".join(head + out), notes
 
 
 def _heredoc_launcher(n: int) -> str:

@@ -87,6 +87,9 @@ _ACTIVE = {"Q": JobState.PENDING, "H": JobState.PENDING, "W": JobState.PENDING,
            "T": JobState.PENDING, "R": JobState.RUNNING, "E": JobState.RUNNING,
            "S": JobState.RUNNING, "U": JobState.RUNNING, "B": JobState.RUNNING}
 _FINISHED = {"F", "X", "C"}  # Pro: finished / finished subjob; Torque: completed
+# PBS Pro's M: the job went to another server (qmove, peer scheduling); its state there
+# is that server's to say
+_MOVED = "moved to another server (M): its state there is not read here"
 _STD_RESOURCES = {"arch", "host", "mem", "ncpus", "ngpus", "vnode", "vmem", "Qlist",
                   "naccelerators", "accelerator_memory", "hbmem", "vntype"}
 
@@ -510,6 +513,8 @@ class PbsCommands(FailureReading, AccountingReach):
             reason = why or reason
         else:
             state = _ACTIVE.get(code, JobState.UNKNOWN)
+            if code == "M":  # unknown here, and said why
+                reason = f"{_MOVED}: {reason}" if reason else _MOVED
             if code == "H":
                 reason = f"held ({a.get('Hold_Types', '?')})" + (f": {reason}" if reason else "")
         est = _obj(a.get("estimated"))

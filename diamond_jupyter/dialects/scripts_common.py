@@ -856,7 +856,11 @@ def assemble(spec: JobSpec, lines: list[str], preamble: list[str] | None = None,
     check_spec(spec)
     body = spec.script if spec.script is not None else (spec.command or "") + "\n"
     shell = spec.shell or "/bin/bash"
-    if enter and not preamble and not spec.environment.container_image \
+    after = _after_submit_directory_lines(body, enter) \
+        if enter and not spec.environment.container_image else None
+    if after is not None:
+        body = after
+    elif enter and not preamble and not spec.environment.container_image \
             and shell_program(shell) in (*POSIX_SHELLS, "csh", "tcsh"):
         body = f"{enter}\n{body}"
     elif enter:
@@ -1263,11 +1267,40 @@ def runs_where_submitted(spec: JobSpec) -> bool | None:
 
 def enters_a_directory(body: str | None) -> bool:
     """Whether the body's first command moves into a directory of its own choosing (so
-    where the job started does not matter to it)."""
+    where the job started does not matter to it); a `submit_directory_line` is not one."""
     for line in (body or "").splitlines():
-        if line.strip() and not line.lstrip().startswith("#"):
+        if line.strip() and not line.lstrip().startswith("#") \
+                and not is_submit_directory_line(line):
             return bool(_ENTERS_A_DIRECTORY.match(line))
     return False
+
+
+# flux sets no variable of the directory a job was submitted from, but starts the job there:
+# a body reading another scheduler's (cd $PBS_O_WORKDIR) gets it set, as its first line
+_SUBMIT_DIRECTORY_SAID = "  # flux starts the job in the directory it was submitted from"
+_SUBMIT_DIRECTORY_LINE = re.compile(r'(?:export [A-Z_]+="\$PWD"|setenv [A-Z_]+ "\$cwd")'
+                                    + re.escape(_SUBMIT_DIRECTORY_SAID))
+
+
+def submit_directory_line(name: str, csh: bool) -> str:
+    """The line that sets `name` (a scheduler's variable of the submit directory) to the
+    directory a flux job starts in, for sh or csh."""
+    return (f'setenv {name} "$cwd"' if csh else f'export {name}="$PWD"') \
+        + _SUBMIT_DIRECTORY_SAID
+
+
+def is_submit_directory_line(line: str) -> bool:
+    return bool(_SUBMIT_DIRECTORY_LINE.fullmatch(line))
+
+
+def _after_submit_directory_lines(body: str, enter: str) -> str | None:
+    """`body` with `enter` after the `submit_directory_line`s it starts with (they read
+    where the job starts, before it moves); None where it starts with none."""
+    lines = body.split("\n")
+    n = 0
+    while n < len(lines) and is_submit_directory_line(lines[n]):
+        n += 1
+    return "\n".join([*lines[:n], enter, *lines[n:]]) if n else None
 
 
 # the line a PBS job enters its submit directory with: `${VAR:-.}` stays put where the

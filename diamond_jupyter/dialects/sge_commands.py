@@ -68,6 +68,10 @@ _NO_TIME = "-/-"  # qacct's start or end of a job that never ran
 QACCT_SEP = "=" * 62
 # failed codes (sge_shepherd / qmaster) that are not the job's own doing
 _TIMEOUT_FAILED = {37}  # qmaster enforced h_rt, h_cpu, or h_vmem limit
+# a run Grid Engine puts back in the queue (sge_status(5)): failed 25, "rescheduling" (ran,
+# will be rescheduled), and a job script's own exit status 99, which asks for a requeue
+_RESCHEDULED_FAILED = 25
+REQUEUE_EXIT = 99
 _XML_END = "</job_info>"
 # an array task's record: JOB.TASK, or JOB.TASKS for its waiting ones (qstat's ja-task-ID:
 # '4,5', '6-10:1', '1-9:2'); the engine follows the array, JOB, as one job
@@ -167,6 +171,11 @@ def finished_state(failed: str | None, exit_status: int | None
         exit_status = signed32(exit_status)
     code = to_int((failed or "").split(":")[0]) or 0
     why = (failed or "").partition(":")[2].strip() or None
+    if code == _RESCHEDULED_FAILED or (not code and exit_status == REQUEUE_EXIT):
+        # not how the job ended: that run's record; the job waits in the queue again
+        said = f"failed {code}: {why}" if code else f"its exit status {REQUEUE_EXIT}"
+        return JobState.PENDING, exit_status, (
+            f"requeued: Grid Engine put the job back in the queue after a run ({said})")
     if code in _TIMEOUT_FAILED:
         return JobState.TIMEOUT, exit_status, f"time or memory limit ({why or code})"
     if code and code != 100:  # the job never ran its script (or not to the end)
@@ -473,7 +482,8 @@ class SgeCommands(FailureReading, AccountingReach):
         """`qacct -j` records ("key value" lines between ===== separators); an array's
         task is a record of its own, JOB.TASK (`taskid`; accounting(5)'s task_number), for
         the engine to fold (`array_of`). Several records of one id (a reused id): the
-        worst outcome."""
+        worst outcome; a requeued run's record (failed 25, or exit status 99) gives way to
+        any other, and alone reads as the job waiting again."""
         out: dict[str, JobStatus] = {}
         for block in stdout.split(QACCT_SEP):
             rec: dict[str, str] = {}
@@ -514,7 +524,7 @@ class SgeCommands(FailureReading, AccountingReach):
                 walltime_s=_category_runtime(rec.get("category")),
             )
             prev = out.get(jid)
-            if prev is None or _worse(st, prev):
+            if prev is None or _speaks_over(st, prev):
                 out[jid] = st
         return list(out.values())
 
@@ -1340,6 +1350,14 @@ def _past_runtime(rec: dict[str, str]) -> bool:
     limit = _category_runtime(rec.get("category"))
     ran = to_int((rec.get("ru_wallclock") or "").split(".")[0].rstrip("s"))
     return limit is not None and (ran is None or ran >= limit)
+
+
+def _speaks_over(a: JobStatus, b: JobStatus) -> bool:
+    """Which of two `qacct -j` records of one id speaks for the job: any over a requeued
+    run's (the job ran again after it, or waits to), else the worse outcome."""
+    if JobState.PENDING in (a.state, b.state):
+        return b.state == JobState.PENDING and a.state != JobState.PENDING
+    return _worse(a, b)
 
 
 def _worse(a: JobStatus, b: JobStatus) -> bool:

@@ -97,7 +97,7 @@ def translate(text: str, to: str, from_: str | None = None, *,
         body, body_notes = translate_body(spec.script or "", source.name, target.name,
                                           first_line=first,
                                           one_task_cpus=one_task_cpus(spec),
-                                          copies=flux_copies(spec))
+                                          copies=flux_copies(spec), shell=spec.shell)
         body_notes += program_notes(spec.script or "", source.name, target.name, spec.shell,
                                     first_line=first)
         spec.script = body if spec.script is not None else None

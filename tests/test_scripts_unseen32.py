@@ -214,3 +214,22 @@ def test_a_python_body_and_other_targets_get_no_such_line():
     script, warnings, _ = translate("#!/usr/bin/env python3\n#PBS -l walltime=1:00:00\n"
                                     "import os\nprint('$PBS_O_WORKDIR')\n", "flux", "pbs")
     assert "export PBS_O_WORKDIR" not in script, script
+
+
+@pytest.mark.parametrize(("source", "name", "text"), READS_SUBMIT_DIRECTORY,
+                         ids=[s for s, _, _ in READS_SUBMIT_DIRECTORY])
+def test_a_script_translated_into_flux_and_back_reads_its_own_submit_directory(
+        source: str, name: str, text: str, tmp_path: Path):
+    """Review: the line a translation into flux adds (`export PBS_O_WORKDIR="$PWD"`) was
+    kept on the way back, so a PBS or Grid Engine job (started in the home) set the
+    variable to the home and `cd $PBS_O_WORKDIR` stayed there."""
+    there, _, _ = translate(text + "pwd > where\n", "flux", source)
+    back, _, _ = translate(there, source, "flux")
+    assert "$PWD" not in back and "submitted from" not in back, back
+    submitted, home = tmp_path / "submitted", tmp_path / "home"
+    submitted.mkdir(), home.mkdir()
+    env = {"PATH": os.environ["PATH"], "HOME": str(home), name: str(submitted)}
+    ran = subprocess.run(["bash", "-c", back], cwd=home, env=env, capture_output=True,
+                         text=True, timeout=60)  # started in the home, as PBS starts it
+    assert ran.returncode == 0, ran.stderr
+    assert (submitted / "where").read_text().strip() == str(submitted), back

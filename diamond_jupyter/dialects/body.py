@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import shlex
 
-from .scripts_common import shell_program, submit_directory_line
+from .scripts_common import is_submit_directory_line, shell_program, submit_directory_line
 from .staging import burst_buffer_stage_reason, check_burst_buffer_line
 
 # meaning -> the variable per scheduler (None: the scheduler has no such variable)
@@ -296,6 +296,11 @@ def translate_body(body: str, source: str, target: str, *, first_line: int = 1,
     none; unset, `cd $PBS_O_WORKDIR` went to the home), said."""
     if source == target or not body:
         return body, []
+    if source == "flux":  # a translation into flux set these; the target sets its own
+        lines = body.split("\n")
+        added = next((n for n, x in enumerate(lines) if not is_submit_directory_line(x)),
+                     len(lines))
+        body, first_line = "\n".join(lines[added:]), first_line + added
     body, quieted = _comment_out_leading(body, target)
     table = _vars(one_task_cpus)
     if copies and target == "flux":

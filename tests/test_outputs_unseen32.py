@@ -49,6 +49,8 @@ from outputs_helpers import (
     wrapped,
 )
 
+from diamond_jupyter.dialects.sge_commands import finished_state
+
 # squeue (Slurm 20.11-24.05): states met in clouds, federations and reservations
 SQUEUE = "\n".join([
     "6101|CONFIGURING|2026-12-06T08:59:00|2026-12-06T10:59:00|2026-12-06T08:00:00|2:00:00|2|"
@@ -437,13 +439,16 @@ def test_a_grid_engine_run_requeued_then_successful_reads_completed(requeued, or
 @pytest.mark.parametrize(("requeued", "said"), [
     (RESCHEDULED, "failed 25: rescheduling"), (SELF_REQUEUED, "its exit status 99")],
     ids=["failed25", "exit99"])
-def test_a_grid_engine_run_requeued_alone_reads_as_waiting_again(requeued, said):
+def test_a_grid_engine_run_requeued_alone_is_no_ending(requeued, said):
     """Before: FAILED (failed 25: "ran, will be rescheduled"; exit 99: the job asks to be
-    requeued). The engine keeps following a job that waits (as Slurm's REQUEUED)."""
-    read = sge.parse_accounting(qacct(requeued), [])
-    assert ended(read) == [("61", "PENDING", 99, "requeued: Grid Engine put the job back in "
-                            f"the queue after a run ({said})")]
-    assert not read[0].state.terminal
+    requeued). qacct is asked of jobs qstat no longer lists: one whose only record is a run
+    Grid Engine requeued left the queue without a run of its own (deleted while waiting
+    again). Read as waiting (review), it was followed for ever and a cancel never applied;
+    it is left out, a job gone from the queue as any other."""
+    assert sge.parse_accounting(qacct(requeued), []) == []
+    failed = "25 : rescheduling" if "25" in said else "0"
+    assert finished_state(failed, 99)[2] == (  # what a run of it requeued says
+        f"requeued: Grid Engine put the job back in the queue after a run ({said})")
 
 
 def test_a_requeued_run_does_not_hide_a_later_failure():

@@ -483,7 +483,10 @@ class SgeCommands(FailureReading, AccountingReach):
         task is a record of its own, JOB.TASK (`taskid`; accounting(5)'s task_number), for
         the engine to fold (`array_of`). Several records of one id (a reused id): the
         worst outcome; a requeued run's record (failed 25, or exit status 99) gives way to
-        any other, and alone reads as the job waiting again."""
+        any other, and alone is no ending: qacct is asked of jobs qstat no longer lists, so
+        such a job left the queue after it without a run of its own (deleted while waiting
+        again) and is left out, to be followed as any job gone from the queue (read as
+        waiting, it was followed for ever and a cancel never applied)."""
         out: dict[str, JobStatus] = {}
         for block in stdout.split(QACCT_SEP):
             rec: dict[str, str] = {}
@@ -526,7 +529,7 @@ class SgeCommands(FailureReading, AccountingReach):
             prev = out.get(jid)
             if prev is None or _speaks_over(st, prev):
                 out[jid] = st
-        return list(out.values())
+        return [st for st in out.values() if st.state != JobState.PENDING]
 
     # -- snapshot -----------------------------------------------------------
     def parse_queue_configs(self, stdout: str) -> dict[str, dict[str, str]]:

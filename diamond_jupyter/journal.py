@@ -302,6 +302,8 @@ class Journal:
         except DiamondError as e:  # another engine bound it meanwhile: its binding stands
             log.info("%s: array %s not bound here: %s", job.site, token, e)
             return
+        if task_ids(bound) != tasks:  # another engine bound it, its own way: its reason stands
+            return
         self.store.apply_state(bound.id, bound.state, reason=said, source="recovery")
         if not bound.state.terminal:
             self.track(bound)

@@ -138,9 +138,12 @@ class SitesFileWatch:
         if kind == "created" and problem is not None:
             return (f"{where} was created after this {self.reader} started without it, and "
                     f"it would not load: {problem}; mend it, then restart the {self.reader}")
+        unchecked = " (it is too large to check here that it loads)" if self._seen and \
+            self._seen[0] is not None and self._seen[0][1] > MOST_LOADED else ""
         if kind == "changed":
-            return (f"{where} changed since this {self.reader} read it; the sites shown are "
-                    f"those it read: restart the {self.reader} to use the edited file")
+            return (f"{where} changed since this {self.reader} read it{unchecked}; the sites "
+                    f"shown are those it read: restart the {self.reader} to use the edited "
+                    "file")
         if kind == "removed":
             return (f"{where} was removed since this {self.reader} read it; the sites shown "
                     f"are those it read: put the file back, or restart the {self.reader} "

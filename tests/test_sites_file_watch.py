@@ -172,8 +172,8 @@ def test_an_edited_file_past_a_sites_files_size_is_said_changed_without_being_pa
     parsed = []
     monkeypatch.setattr(sites_file_watch, "load_config", lambda p: parsed.append(p))
     path.write_text("sites: []\n" + ("#" * 79 + "\n") * (sites_file_watch.MOST_LOADED // 80 + 1))
-    assert "changed since this Jupyter server read it; the sites shown are those it read" \
-        in watch.note()
+    assert "changed since this Jupyter server read it (it is too large to check here that " \
+        "it loads); the sites shown are those it read" in watch.note()
     assert parsed == []
     path.write_text("sites: [] # edited\n")
     assert "changed since" in watch.note() and parsed == [path]

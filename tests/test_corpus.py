@@ -65,7 +65,10 @@ def test_translates_everywhere_or_badinput(row: dict[str, str]) -> None:
         assert script.startswith("#!")
         assert all(isinstance(w, str) and w for w in warnings)
         body = spec.script or ""
-        assert script.replace("\r\n", "\n").endswith(body.replace("\r\n", "\n"))
+        rendered = script.replace("\r\n", "\n")
+        if target == "flux":  # a start directory's `cd` follows the submit-directory lines
+            rendered = re.sub(r'(submitted from\n)cd "\$HOME"\n', r"\1", rendered, count=1)
+        assert rendered.endswith(body.replace("\r\n", "\n"))
         if target != source:  # every unknown directive of the source is named in a warning
             for d in spec.unknown:
                 assert any(d.raw.strip() in w for w in warnings), d.raw

@@ -230,6 +230,7 @@ def add_workflow_command(sub: Any, common: Any) -> None:
     p.set_defaults(fn=_approve)
     p = wsub.add_parser("retry", help="not a command: says how a step or a workflow runs "
                         "again", description=NO_RETRY)
+    common(p)  # --json and --config on every subcommand (DESIGN.md), even this one
     p.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     p.set_defaults(fn=_no_retry)
     p = wsub.add_parser("list", help="workflows in the store, newest first")

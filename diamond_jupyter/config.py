@@ -1948,7 +1948,10 @@ def _other_format_hint(p: Path, text: str) -> str:
 def _not_a_mapping(raw: Any, text: str) -> str:
     """Why a file whose whole is a list or one value is no sites file, and where it starts:
     a list of sites written without `sites:` above it is said so."""
-    root = compose(text)
+    try:
+        root = compose(text)
+    except yaml.YAMLError:  # read by the first load, refused by this one (`"\\uD800"`)
+        root = None
     line = f" (line {root.start_mark.line + 1})" if root is not None else ""
     if isinstance(raw, list) and raw and all(isinstance(x, dict) and "name" in x for x in raw):
         return (f"the file is a list of {len(raw)} site(s) with no `sites:` above it{line}: "

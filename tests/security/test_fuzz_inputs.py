@@ -131,3 +131,18 @@ async def test_hostile_rest_bodies_get_a_reasoned_4xx(api):
             if r.code == 400:
                 assert r.body["reason"] == "bad-input" and r.body["message"], (body, r.body)
     assert (await api.get("jobs"))["total"] == 0  # nothing was recorded
+
+
+def test_a_sites_file_of_one_lone_surrogate_escape_is_bad_input(tmp_path):
+    """Found by the fuzz test above in session 44's last suite: `"\\uD800"` loads as one
+    value, then the line-finding parse raised yaml's ScannerError instead of BadInput."""
+    from diamond_jupyter.config import load_config
+    from diamond_jupyter.model import BadInput
+    path = tmp_path / "sites.yaml"
+    path.write_text('"\\uD800"')
+    try:
+        load_config(path)
+    except BadInput as e:
+        assert "not a mapping" in str(e), e
+    else:
+        raise AssertionError("loaded")

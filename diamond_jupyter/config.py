@@ -37,11 +37,10 @@ from .strict_yaml import (
     NumberNotAsWritten,
     alias_hint,
     boolean_word,
-    compose,
     line_of,
     node_at,
     odd_blank_hint,
-    strict_load,
+    strict_read,
     structure_hint,
     tab_hint,
 )
@@ -1341,15 +1340,15 @@ _NUMBER_SAID = re.compile(r"(?P<where>.*?)(?P<key>[^:]+): (?P<text>\S+) is read 
                           r"(?P<value>\S+), not as written \((?P<why>[^)]*)\): .*")
 
 
-def _text_not_number(said: str, e: NumberNotAsWritten, text: str) -> str:
+def _text_not_number(said: str, e: NumberNotAsWritten) -> str:
     """strict_yaml's refusal of a number not written in decimal, naming the site it is in;
     for a value that is text (a name, `default_account: 0815`; an `env` value,
     `UMASK: 0022`): to quote it, not to write it otherwise, which would be a number still."""
     m = _NUMBER_SAID.fullmatch(said)
-    loc = _place_of(text, e.problem_mark.index) if m and e.problem_mark else None
+    loc = _place_of(e.document, e.problem_mark.index) if m and e.problem_mark else None
     if m is None or loc is None:
         return said
-    site = f" {_site_of(text, loc)}:" if loc[:1] == ("sites",) and len(loc) > 2 else ""
+    site = f" {_site_of(e.document, loc)}:" if loc[:1] == ("sites",) and len(loc) > 2 else ""
     where = m["where"].rstrip() + site  # `line 4, column 18: site 'a' (sites[0]):`
     named = [str(x) for x in loc if isinstance(x, str)]
     if not (named[-1:] and named[-1] in _NAME_KEYS or named[-2:-1] == ["env"]):
@@ -1359,25 +1358,18 @@ def _text_not_number(said: str, e: NumberNotAsWritten, text: str) -> str:
             f"{m['value']} ({m['why']}), but {what} is text: quote it ('{m['text']}')")
 
 
-def _site_of(text: str, loc: tuple[Any, ...]) -> str:
-    """`site 'alpha' (sites[0])` for a place under ('sites', 0, ...) of the YAML `text`
+def _site_of(root: yaml.Node | None, loc: tuple[Any, ...]) -> str:
+    """`site 'alpha' (sites[0])` for a place under ('sites', 0, ...) of the YAML tree `root`
     (`site (sites[0])` where its name is not text)."""
-    try:
-        name = node_at(compose(text), loc[:2] + ("name",))
-    except (yaml.YAMLError, RecursionError):
-        name = None
+    name = node_at(root, loc[:2] + ("name",))
     written = name.value if isinstance(name, yaml.ScalarNode) and \
         name.tag == "tag:yaml.org,2002:str" else None
     return _where({"sites": [{"name": written}] * (loc[1] + 1)}, loc[:2])
 
 
-def _place_of(text: str, index: int) -> tuple[Any, ...] | None:
+def _place_of(root: yaml.Node | None, index: int) -> tuple[Any, ...] | None:
     """The keys and indices leading to the value that starts at character `index` of the
-    YAML `text` (None where no value starts there)."""
-    try:
-        root = compose(text)
-    except (yaml.YAMLError, RecursionError):
-        return None
+    YAML tree `root` (None where no value starts there)."""
     todo: list[tuple[tuple[Any, ...], yaml.Node | None]] = [((), root)]
     seen: set[int] = set()
     while todo:
@@ -1945,13 +1937,10 @@ def _other_format_hint(p: Path, text: str) -> str:
             "`key: value`")
 
 
-def _not_a_mapping(raw: Any, text: str) -> str:
-    """Why a file whose whole is a list or one value is no sites file, and where it starts:
-    a list of sites written without `sites:` above it is said so."""
-    try:
-        root = compose(text)
-    except yaml.YAMLError:  # read by the first load, refused by this one (`"\\uD800"`)
-        root = None
+def _not_a_mapping(raw: Any, root: yaml.Node | None) -> str:
+    """Why a file whose whole is a list or one value (read from the YAML tree `root`) is no
+    sites file, and where it starts: a list of sites written without `sites:` above it is
+    said so."""
     line = f" (line {root.start_mark.line + 1})" if root is not None else ""
     if isinstance(raw, list) and raw and all(isinstance(x, dict) and "name" in x for x in raw):
         return (f"the file is a list of {len(raw)} site(s) with no `sites:` above it{line}: "
@@ -1993,7 +1982,7 @@ def _load_config(path: str | Path | None, read: list[str]) -> FederationConfig:
     text = ""
     try:
         text = _read_text(p, named=bool(path or os.environ.get("DIAMOND_CONFIG")))
-        raw = strict_load(text)
+        raw, root = strict_read(text)
         read.append(text)
     except FileNotFoundError:
         if (broken := _broken_link(p)) is not None:
@@ -2014,7 +2003,7 @@ def _load_config(path: str | Path | None, read: list[str]) -> FederationConfig:
     except OSError as e:
         raise BadInput(f"sites file {p} cannot be read: {e.strerror}") from None
     except NumberNotAsWritten as e:  # valid YAML, but not the number written
-        raise BadInput(f"sites file {p}: {_text_not_number(_yaml_problem(e, text), e, text)}") \
+        raise BadInput(f"sites file {p}: {_text_not_number(_yaml_problem(e, text), e)}") \
             from None
     except yaml.YAMLError as e:
         hint = alias_hint(text, str(getattr(e, "problem", "")), getattr(e, "problem_mark", None))
@@ -2040,14 +2029,14 @@ def _load_config(path: str | Path | None, read: list[str]) -> FederationConfig:
         if typo is not None:
             what = _explain({"type": "extra_forbidden", "loc": (str(typo),), "msg": ""})
             raise BadInput(f"sites file {p}: {_printable(str(typo))}: {what}"
-                           f"{_line_note(text, (typo,))}")
+                           f"{_line_note(root, (typo,))}")
     if raw is None or isinstance(raw, dict) and not raw.get("sites"):
         raise BadInput(f"sites file {p} lists no sites (expected `sites:` followed by "
                        "entries such as `- name: mycluster`)")
     if not isinstance(raw, dict):
-        raise BadInput(f"sites file {p}: {_not_a_mapping(raw, text)}"
+        raise BadInput(f"sites file {p}: {_not_a_mapping(raw, root)}"
                        f"{_other_format_hint(p, text)}")
-    _partitions_given(raw, p, text)
+    _partitions_given(raw, p, root)
     try:
         cfg = FederationConfig.model_validate(raw, context={"base": p.parent.absolute()})
     except ValidationError as e:
@@ -2055,7 +2044,7 @@ def _load_config(path: str | Path | None, read: list[str]) -> FederationConfig:
         first = _first_to_say(errors)
         said_for = 1 if first is errors[0] else 2  # a misspelt key's, for its missing one
         if first["type"] == "invalid_key" or first["loc"][-1:] == ("[key]",):
-            _keys_are_text(raw, p, text)  # `5:`, `true:` named as written
+            _keys_are_text(raw, p, root)  # `5:`, `true:` named as written
         where = _where(raw, first["loc"])
         what = _explain(first)
         more = f" (and {e.error_count() - said_for} more)" \
@@ -2065,10 +2054,10 @@ def _load_config(path: str | Path | None, read: list[str]) -> FederationConfig:
         named = re.findall(r"\bsites\[([0-9]+)\]", str(first["msg"]))
         if not loc and named:  # a problem between entries: the line of the last one named
             loc = ("sites", int(named[-1]), "name")
-        line = _line_note(text, loc, said=what)
+        line = _line_note(root, loc, said=what)
         raise BadInput(f"sites file {p}: {where + ': ' if where else ''}{what}{more}{line}") \
             from None
-    folded = _folded_preambles(text, cfg)
+    folded = _folded_preambles(text, root, cfg)
     for i, s in enumerate(cfg.sites):
         where = f"sites file {p}: site {s.name!r} (sites[{i}])"
         if (directive := _preamble_directive(s)) is not None:
@@ -2077,18 +2066,18 @@ def _load_config(path: str | Path | None, read: list[str]) -> FederationConfig:
                            "a job directive, but the preamble runs on the login before each "
                            "scheduler command (submit, queue, cancel ...), never in a job, "
                            f"so it is a comment there; {hint}"
-                           f"{_line_note(text, ('sites', i, 'preamble'))}")
+                           f"{_line_note(root, ('sites', i, 'preamble'))}")
         if i in folded:
             shown = s.preamble.strip()
             shown = shown if len(shown) <= 60 else shown[:57] + "..."
             raise BadInput(f"{where}: preamble: a folded block (`preamble: >`) joins its lines "
                            f"into one command line ({_printable(repr(shown))}), which runs as "
                            "one command; write `preamble: |` to keep each line"
-                           f"{_line_note(text, ('sites', i, 'preamble'))}")
+                           f"{_line_note(root, ('sites', i, 'preamble'))}")
         if s.transport.kind == "ssh" and not s.transport.host:
             raise BadInput(f"{where}: transport.host: an ssh site needs a host (e.g. "
                            "transport: {host: login.example.org}), or transport kind local"
-                           f"{_line_note(text, ('sites', i, 'transport'))}")
+                           f"{_line_note(root, ('sites', i, 'transport'))}")
         for door, t in (("transport", s.transport), ("files", s.files)):
             problem = ssh_file_problem(t, missing_home_files=False) \
                 if t is not None and t.kind == "ssh" else \
@@ -2096,7 +2085,7 @@ def _load_config(path: str | Path | None, read: list[str]) -> FederationConfig:
             if problem:
                 key = problem.split(":", 1)[0]
                 raise BadInput(f"{where}: {door}.{problem}"
-                               f"{_line_note(text, ('sites', i, door, key))}")
+                               f"{_line_note(root, ('sites', i, door, key))}")
     return cfg
 
 
@@ -2110,7 +2099,7 @@ _LISTS_GIVEN = {
 }
 
 
-def _partitions_given(raw: dict[str, Any], p: Path, text: str) -> None:
+def _partitions_given(raw: dict[str, Any], p: Path, root: yaml.Node | None) -> None:
     """BadInput for a site whose `allowed_partitions:` or `pbs_servers:` is written with no
     value (nothing, `~` or `null`, perhaps through a merge key): YAML reads it as null,
     which the model takes as the key left out (every partition allowed, no server of its
@@ -2124,14 +2113,11 @@ def _partitions_given(raw: dict[str, Any], p: Path, text: str) -> None:
         if key is None:
             continue
         loc = ("sites", i, key)
-        try:
-            node = node_at(compose(text), loc)
-        except (yaml.YAMLError, RecursionError):
-            node = None
+        node = node_at(root, loc)
         written = getattr(node, "value", "")
         said = f"`{written}` is no value" if written else "written with no value"
         raise BadInput(f"sites file {p}: {_where(raw, loc)}: {said} (YAML reads it as null, "
-                       f"not a list): {_LISTS_GIVEN[key]}{_line_note(text, loc)}")
+                       f"not a list): {_LISTS_GIVEN[key]}{_line_note(root, loc)}")
 
 
 # a job directive of each scheduler, at the start of a preamble line
@@ -2156,12 +2142,12 @@ def _preamble_directive(site: SiteConfig) -> tuple[int, str, str] | None:
     return None
 
 
-def _keys_are_text(raw: dict[str, Any], p: Path, text: str) -> None:
+def _keys_are_text(raw: dict[str, Any], p: Path, root: yaml.Node | None) -> None:
     """A key YAML read as a number, a boolean or null (`5:` in a site, `true:` under its
     transport), once validation found one: BadInput naming the site, the key as written and
     its line, with the keys accepted there (pydantic said "Keys should be strings"). What
     `x-` blocks and a site's `metadata` hold is anything, and is not looked into."""
-    from .strict_yaml import compose, first_key_not_text, key_not_text
+    from .strict_yaml import first_key_not_text, key_not_text
 
     def anything(loc: tuple[Any, ...]) -> bool:
         return len(loc) == 1 and str(loc[0]).startswith("x-") or \
@@ -2171,10 +2157,6 @@ def _keys_are_text(raw: dict[str, Any], p: Path, text: str) -> None:
     if found is None:
         return
     loc, key = found
-    try:
-        root = compose(text)
-    except (yaml.YAMLError, RecursionError):
-        root = None
     said, line = key_not_text(root, loc, key)
     model = _model_at(loc)
     hint = f"accepted here: {', '.join(model.model_fields)}" + (
@@ -2201,15 +2183,11 @@ def _lookalike_colon_hint(text: str) -> str:
     return ""
 
 
-def _folded_preambles(text: str, cfg: FederationConfig) -> set[int]:
-    """The sites whose preamble is a folded block (`>`) written over several lines: YAML
-    joined them into one line (`module load slurm module load gcc`, modules named `module`
-    and `load`)."""
+def _folded_preambles(text: str, root: yaml.Node | None, cfg: FederationConfig) -> set[int]:
+    """The sites whose preamble is a folded block (`>`) written over several lines of `text`
+    (read as the YAML tree `root`): YAML joined them into one line (`module load slurm
+    module load gcc`, modules named `module` and `load`)."""
     if not any(s.preamble.strip() and "\n" not in s.preamble.strip() for s in cfg.sites):
-        return set()
-    try:
-        root = compose(text)
-    except (yaml.YAMLError, RecursionError):
         return set()
     sites = next((v for k, v in getattr(root, "value", []) if isinstance(root, yaml.MappingNode)
                   and isinstance(k, yaml.ScalarNode) and k.value == "sites"), None)
@@ -2241,14 +2219,10 @@ def _key_at_fault(raw: Any, loc: tuple[Any, ...], msg: str) -> tuple[Any, ...]:
     return loc
 
 
-def _line_note(text: str, loc: tuple[Any, ...], said: str = "") -> str:
-    """' (line N)': where in the sites file `loc` is (a problem found after loading); a
-    value YAML read as a boolean from another word (`on`) is named too, unless the message
-    `said` tells it already."""
-    try:
-        root = compose(text)
-    except (yaml.YAMLError, RecursionError):
-        return ""
+def _line_note(root: yaml.Node | None, loc: tuple[Any, ...], said: str = "") -> str:
+    """' (line N)': where in the sites file (read as the YAML tree `root`) `loc` is (a
+    problem found after loading); a value YAML read as a boolean from another word (`on`) is
+    named too, unless the message `said` tells it already."""
     line = line_of(root, loc)
     word = boolean_word(node_at(root, loc)) if "YAML" not in said else ""
     return f" (line {line}{word})" if line else ""

@@ -160,6 +160,9 @@ class _Ops:
     def site_names(self) -> list[str]:
         return list(self.fed.sites)
 
+    def site_absence(self, site: str) -> str:
+        return self.fed.sites.absence(site)
+
     def supports_dependency(self, site: str) -> bool:
         return self.fed.sites[site].cfg.scheduler in DEPENDENCY_SCHEDULERS
 
@@ -676,19 +679,18 @@ class WorkflowMixin:
     def workflow(self, workflow_id: str) -> WorkflowView:
         """Workflow `workflow_id` as stored: its state and each step's site, job and state.
         An unfinished step whose job is on a site this sites file lacks (the workflow was
-        started with another file, or handed back for one), with no word of its own, says
-        so: its state is the one last recorded, which this engine cannot ask about (it was
-        shown PENDING without a word). BadInput for an unknown workflow."""
+        started with another file, or handed back for one) or an operator did not allow
+        here, with no word of its own, says so: its state is the one last recorded, which
+        this engine cannot ask about (it was shown PENDING without a word). BadInput for an
+        unknown workflow."""
         from .workflow.engine import workflow_view
 
         view = workflow_view(self.store, workflow_id)
-        names = list(getattr(self, "sites", {}))
         for s in view.steps:
-            if s.job and s.site and s.site not in names and not s.state.terminal \
+            if s.job and s.site and s.site not in self.sites and not s.state.terminal \
                     and not s.reason:
-                s.reason = (f"its site {s.site} is not in this sites file (configured: "
-                            f"{', '.join(names) or 'none'}): its state is the one last "
-                            "recorded; a server whose sites file lists it follows it")
+                s.reason = (f"its site {s.site} {self.sites.absence(s.site)}: its state is "
+                            "the one last recorded; a server that uses it follows it")
         return view
 
     def workflows(self, *, limit: int | None = 50) -> list[WorkflowView]:

@@ -1723,13 +1723,22 @@ def queue_timed_out(site: str, timeout_s: float) -> str:
 
 class Sites(dict[str, Site]):
     """The sites this engine may use, by name. `allowed`: the names an operator allowed
-    (None: every site of the sites file); `configured`: every name in the sites file."""
+    (None: every site of the sites file); `configured`: every name in the sites file, in its
+    order (None: the sites given)."""
 
     def __init__(self, sites: Iterable[Site] = (), *, allowed: Collection[str] | None = None,
-                 configured: Collection[str] = ()) -> None:
+                 configured: Collection[str] | None = None) -> None:
         super().__init__((s.name, s) for s in sites)
         self.allowed = allowed
-        self.configured = set(configured)
+        self.configured = list(self if configured is None else dict.fromkeys(configured))
+
+    def absence(self, name: str) -> str:
+        """Why `name`, none of these sites, is not used here, said after the name: the sites
+        file lists it but an operator left it out of the allowed ones, or the sites file
+        lacks it (a workflow or a job outlives the file it was started with)."""
+        if name in self.configured:
+            return f"is not allowed here (allowed: {', '.join(self) or 'none'})"
+        return f"is not in this sites file (configured: {', '.join(self.configured) or 'none'})"
 
     def require(self, name: str) -> Site:
         """The site `name`; BadInput naming the sites there are when it is unknown or not

@@ -16,6 +16,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISREG
+from typing import NamedTuple
 
 from .config import load_config
 from .model import DiamondError
@@ -72,6 +73,15 @@ def file_digest(path: Path) -> tuple[Stat | None, str | None]:
         os.close(fd)
 
 
+class _Look(NamedTuple):
+    """What the file was found to be at one stat (see `SitesFileWatch.change`)."""
+
+    stat: Stat | None
+    kind: str | None  # "changed", "removed", "created"; None: as read
+    problem: str | None  # why the edited or created file would not load; None: it loads
+    too_large: bool  # larger than MOST_LOADED, so not loaded to find a problem
+
+
 @dataclass
 class SitesFileWatch:
     """The sites file at `path` as `reader` (how the note names the process that read it,
@@ -81,9 +91,7 @@ class SitesFileWatch:
     reader: str
     read_stat: Stat | None
     read_digest: str | None
-    # the stat last looked at, what it was found to be, and why it would not load (see `note`)
-    _seen: tuple[Stat | None, str | None, str | None] | None = field(default=None,
-                                                                      repr=False)
+    _seen: _Look | None = field(default=None, repr=False)  # the last stat looked at
 
     @classmethod
     def now(cls, path: str | Path, reader: str) -> SitesFileWatch:
@@ -96,7 +104,7 @@ class SitesFileWatch:
         stat = file_stat(self.path)
         if stat == self.read_stat:
             return None
-        if self._seen is None or self._seen[0] != stat:
+        if self._seen is None or self._seen.stat != stat:
             digest = None
             if stat is not None:
                 # the stat of the bytes hashed: a save between the two is seen next time
@@ -110,10 +118,11 @@ class SitesFileWatch:
             # only a file that was hashed (regular) and of a sites file's size is loaded to
             # say why it would not load: a FIFO or a device in its place is never read, and a
             # huge one (seconds of YAML parsing inside a listing) is not parsed
+            too_large = stat is not None and stat[1] > MOST_LOADED
             problem = self._load_problem() if kind in ("changed", "created") and \
-                digest is not None and stat is not None and stat[1] <= MOST_LOADED else None
-            self._seen = (stat, kind, problem)
-        return self._seen[1]
+                digest is not None and not too_large else None
+            self._seen = _Look(stat, kind, problem, too_large)
+        return self._seen.kind
 
     def _load_problem(self) -> str | None:
         """Why the file now at `path` would not load (None: it loads): what a restart of
@@ -130,7 +139,8 @@ class SitesFileWatch:
         """What to tell the user when the file is not as read (None when it is)."""
         kind = self.change()
         where = f"the sites file {self.path}"
-        problem = self._seen[2] if kind is not None and self._seen is not None else None
+        seen = self._seen if kind is not None else None
+        problem = seen.problem if seen is not None else None
         if kind == "changed" and problem is not None:
             return (f"{where} changed since this {self.reader} read it, and the edited file "
                     f"would not load: {problem}; the sites shown are those it read: mend the "
@@ -138,8 +148,8 @@ class SitesFileWatch:
         if kind == "created" and problem is not None:
             return (f"{where} was created after this {self.reader} started without it, and "
                     f"it would not load: {problem}; mend it, then restart the {self.reader}")
-        unchecked = " (it is too large to check here that it loads)" if self._seen and \
-            self._seen[0] is not None and self._seen[0][1] > MOST_LOADED else ""
+        unchecked = " (it is too large to check here that it loads)" \
+            if seen is not None and seen.too_large else ""
         if kind == "changed":
             return (f"{where} changed since this {self.reader} read it{unchecked}; the sites "
                     f"shown are those it read: restart the {self.reader} to use the edited "

@@ -34,7 +34,9 @@ _DECIMAL = re.compile(r"[-+]?(?:0|[1-9][0-9_]*)")
 
 class NumberNotAsWritten(ConstructorError):
     """A whole number YAML 1.1 reads in another base than the decimal a person means (named
-    where it is, with what to write instead)."""
+    where it is, with what to write instead); `document`: the tree it was found in."""
+
+    document: yaml.Node | None = None
 
 
 def _number_problem(node: yaml.Node, value: float, key: str = "") -> NumberNotAsWritten | None:
@@ -164,17 +166,32 @@ class _Strict:
                 if key(k) not in seen:
                     seen.add(key(k))
                     first.append((k, v))
+            # the tree as written is given back after construction (`read_document`)
+            vars(self).setdefault("flattened", []).append((node, node.value))
             node.value = first + own
 
     def get_single_data(self) -> Any:
-        """The document, once its flow collections are known to nest at most `max_depth`
-        deep (libyaml, which reads them in C, stops only at 1,000)."""
+        """The document (see `read_document`)."""
+        return self.read_document()[0]
+
+    def read_document(self) -> tuple[Any, yaml.Node | None]:
+        """The document and the node tree it was built from, once its flow collections are
+        known to nest at most `max_depth` deep (libyaml, which reads them in C, stops only
+        at 1,000). The tree is as written (merge keys in place), for saying where a value
+        is; a NumberNotAsWritten carries it as `document`."""
         node = self.get_single_node()  # type: ignore[attr-defined]
         if node is None:
-            return None
+            return None, None
         _check_flow_depth(node, self.max_depth)
         _check_expansion(node)
-        return self.construct_document(node)  # type: ignore[attr-defined]
+        try:
+            return self.construct_document(node), node  # type: ignore[attr-defined]
+        except NumberNotAsWritten as e:
+            e.document = node
+            raise
+        finally:
+            for mapping, written in reversed(vars(self).pop("flattened", [])):
+                mapping.value = written
 
 
 def _check_number_under(loader: Any, key_node: yaml.Node, value_node: yaml.Node) -> None:
@@ -293,23 +310,38 @@ RETELL_MAX_CHARS = 256 << 10
 
 
 def strict_load(text: str, max_depth: int = 64) -> Any:
-    """`text` read by the strict loader: by libyaml where PyYAML has it, and, when that
-    refuses a text of at most RETELL_MAX_CHARS, again by PyYAML's pure-Python reader,
-    whose error (or value) is the one given: the same text gives the same message with
-    either build of PyYAML. A text holding a tab is read by the pure-Python reader alone:
-    libyaml takes a tab between tokens (`name:<TAB>value`) as a blank, which this reader
-    refuses (`tab_hint`)."""
+    """`text` read by the strict loader (see `strict_read`)."""
+    return strict_read(text, max_depth)[0]
+
+
+def strict_read(text: str, max_depth: int = 64) -> tuple[Any, yaml.Node | None]:
+    """`text` read by the strict loader, with the node tree its value was built from (one
+    reading gives both, so a text read is always one whose lines can be found): by libyaml
+    where PyYAML has it, and, when that refuses a text of at most RETELL_MAX_CHARS, again
+    by PyYAML's pure-Python reader, whose error (or value) is the one given: the same text
+    gives the same message with either build of PyYAML. A text holding a tab is read by the
+    pure-Python reader alone: libyaml takes a tab between tokens (`name:<TAB>value`) as a
+    blank, which this reader refuses (`tab_hint`)."""
     with _no_cycle_collection():
         if "\t" in text:
-            return yaml.load(text, Loader=strict_loader(max_depth))  # noqa: S506
+            return _read(text, strict_loader(max_depth))
         try:
-            return yaml.load(text, Loader=strict_loader(max_depth, fast=True))  # noqa: S506
+            return _read(text, strict_loader(max_depth, fast=True))
         except TooManyAliasValues:
             raise
         except (yaml.YAMLError, RecursionError):
             if _FAST_BASE is None or len(text) > RETELL_MAX_CHARS:
                 raise
-        return yaml.load(text, Loader=strict_loader(max_depth))  # noqa: S506 (a SafeLoader)
+        return _read(text, strict_loader(max_depth))
+
+
+def _read(text: str, loader: type) -> tuple[Any, yaml.Node | None]:
+    """`read_document` of a `loader` (a strict_loader class) reading `text`."""
+    reader = loader(text)
+    try:
+        return reader.read_document()
+    finally:
+        reader.dispose()
 
 
 def compose(text: str) -> yaml.Node | None:

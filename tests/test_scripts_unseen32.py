@@ -233,3 +233,35 @@ def test_a_script_translated_into_flux_and_back_reads_its_own_submit_directory(
                          text=True, timeout=60)  # started in the home, as PBS starts it
     assert ran.returncode == 0, ran.stderr
     assert (submitted / "where").read_text().strip() == str(submitted), back
+
+
+@pytest.mark.parametrize(("source", "name", "text"), READS_SUBMIT_DIRECTORY,
+                         ids=[s for s, _, _ in READS_SUBMIT_DIRECTORY])
+def test_a_flux_translation_read_into_another_scheduler_reads_that_ones_submit_directory(
+        source: str, name: str, text: str, tmp_path: Path):
+    """Review: read from flux, the line the translation into flux added was dropped and
+    `cd $PBS_O_WORKDIR` kept, which a Slurm, LSF or Grid Engine job has unset: it ran in the
+    home. The variable that line set is read as the submit directory, written as the
+    target's own. Run by bash started in the home (as PBS starts a job), the target's
+    variable set as its scheduler sets it."""
+    there, _, _ = translate(text + "pwd > where\n", "flux", source)
+    submitted, home = tmp_path / "submitted", tmp_path / "home"
+    submitted.mkdir(), home.mkdir()
+    for target, own, _ in READS_SUBMIT_DIRECTORY:
+        back, _, _ = translate(there, target, "flux")
+        assert "submitted from" not in back and (own == name or name not in back), back
+        env = {"PATH": os.environ["PATH"], "HOME": str(home), own: str(submitted)}
+        ran = subprocess.run(["bash", "-c", back], cwd=home, env=env, capture_output=True,
+                             text=True, timeout=60)
+        assert ran.returncode == 0, ran.stderr
+        assert (submitted / "where").read_text().strip() == str(submitted), (target, back)
+        (submitted / "where").unlink()
+
+
+def test_a_flux_body_that_sets_the_variable_again_keeps_its_line():
+    """A variable the body assigns itself later is its own: the line setting it first is
+    kept and the variable is not read as the submit directory."""
+    line = 'export PBS_O_WORKDIR="$PWD"  # ' + SAID_UNDER_FLUX[1:-1]
+    text = f"#!/bin/bash\n#flux: -t 60\n{line}\ncd $PBS_O_WORKDIR\nPBS_O_WORKDIR=/tmp\n"
+    back, _, _ = translate(text, "slurm", "flux")
+    assert f"{line}\ncd $PBS_O_WORKDIR\n" in back and "SLURM_SUBMIT_DIR" not in back, back

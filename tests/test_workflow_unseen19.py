@@ -44,10 +44,11 @@ steps:
 """
 
 
-def _without_gamma(fed, tmp_path: Path):
-    """The engine started after gamma was taken out of the sites file: alpha alone, on the
-    first engine's store; alpha's cancel and queue commands a fake recording each call in
-    tmp_path/alpha-calls (never the machine's own Slurm)."""
+def _without_gamma(fed, tmp_path: Path, *, kept_out: bool = False):
+    """The engine started after gamma was taken out of the sites file (`kept_out`: left in
+    it, but out of the operator's allowed sites): alpha alone, on the first engine's store;
+    alpha's cancel and queue commands a fake recording each call in tmp_path/alpha-calls
+    (never the machine's own Slurm)."""
     from diamond_jupyter.config import FederationConfig
     from diamond_jupyter.federation import Federation
 
@@ -57,15 +58,17 @@ def _without_gamma(fed, tmp_path: Path):
     alpha = next(s for s in fed.config.sites if s.name == "alpha")
     commands = {**alpha.commands, **{prog: str(tmp_path / "alpha-bin" / prog)
                                      for prog in fakes}}
-    cfg = FederationConfig(sites=[alpha.model_copy(update={"commands": commands})])
-    return Federation(cfg, store=Store(tmp_path / "s.sqlite"))
+    gamma = [s for s in fed.config.sites if s.name == "gamma" and kept_out]
+    cfg = FederationConfig(sites=[alpha.model_copy(update={"commands": commands}), *gamma])
+    return Federation(cfg, store=Store(tmp_path / "s.sqlite"),
+                      allowed_sites=["alpha"] if kept_out else None)
 
 
 def _not_here(site: str, configured: str, wid: str) -> str:
     """A step's reason while an engine whose sites file lacks its site leaves it alone."""
     return (f"its site {site} is not in this sites file (configured: {configured}): not "
-            f"followed from here; it is followed again by a server whose sites file lists "
-            f"{site}; `diamond workflow cancel {wid}` cancels the steps it reaches and names "
+            f"followed from here; it is followed again by a server that uses {site}; "
+            f"`diamond workflow cancel {wid}` cancels the steps it reaches and names "
             "the others")
 
 
@@ -98,6 +101,32 @@ async def test_fault_a_step_on_a_site_another_sites_file_lacks_is_left_alone_say
     calls = tmp_path / "alpha-calls"
     assert "scancel" not in (calls.read_text() if calls.exists() else "")
     assert owner is None  # while it still runs: an engine that lists gamma may take it
+
+
+async def test_a_step_on_a_site_the_sites_file_lists_but_not_allowed_here_says_so(
+        tmp_path, monkeypatch):
+    """Review: a server whose operator allowed alpha alone (`DiamondApp.allowed_sites`) said
+    a step on gamma was "not in this sites file (configured: alpha)", though its file lists
+    gamma: the allowed sites were named as the configured ones. Now it says gamma is not
+    allowed here, in the engine's reason and in the view of an untouched step."""
+    fed = _fed(tmp_path, monkeypatch)
+    try:
+        first = await fed.run_workflow(LEAVING, origin={"face": "test"})
+    finally:
+        await fed.close()
+    other = _without_gamma(fed, tmp_path, kept_out=True)
+    try:
+        assert other.sites.configured == ["alpha", "gamma"] and list(other.sites) == ["alpha"]
+        fresh = other.workflow(first.id).contract()["steps"][1]  # before the engine wrote one
+        assert await other.workflow_engine.resume() == []
+        post = other.workflow(first.id).contract()["steps"][1]
+    finally:
+        await other.close()
+    assert fresh["reason"] == ("its site gamma is not allowed here (allowed: alpha): its state "
+                               "is the one last recorded; a server that uses it follows it")
+    assert post["reason"].startswith("its site gamma is not allowed here (allowed: alpha): "
+                                     "not followed from here"), post
+    assert "not in this sites file" not in post["reason"], post
 
 
 class _FileOps(_Ops):

@@ -13,6 +13,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from diamond_jupyter.model import Dependency, Job, JobSpec, JobState
+from diamond_jupyter.sites import Sites
 from diamond_jupyter.store import Store
 from diamond_jupyter.workflow.engine import Estimate, WorkflowEngine
 
@@ -34,6 +35,9 @@ class RecordedOps:
 
     def site_names(self) -> list[str]:
         return list(self.sites)
+
+    def site_absence(self, site: str) -> str:
+        return Sites(configured=self.sites).absence(site)
 
     def supports_dependency(self, site: str) -> bool:
         return True

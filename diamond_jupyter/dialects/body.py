@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import shlex
 
-from .scripts_common import is_submit_directory_line, shell_program, submit_directory_line
+from .scripts_common import shell_program, submit_directory_line, submit_directory_name
 from .staging import burst_buffer_stage_reason, check_burst_buffer_line
 
 # meaning -> the variable per scheduler (None: the scheduler has no such variable)
@@ -293,22 +293,24 @@ def translate_body(body: str, source: str, target: str, *, first_line: int = 1,
     flux `target`, an array a Flux site runs as one job per task, its index in
     $FLUX_JOB_CC. `shell`: the script's `#!` interpreter: a shell's (sh or csh) body read
     under flux gets the source's submit directory variable set as its first line (flux has
-    none; unset, `cd $PBS_O_WORKDIR` went to the home), said."""
+    none; unset, `cd $PBS_O_WORKDIR` went to the home), said. Read from flux, those lines
+    go and the variables they set are read as the submit directory, the target's own."""
     if source == target or not body:
         return body, []
-    if source == "flux":  # a translation into flux set these; the target sets its own
-        lines = body.split("\n")
-        added = next((n for n, x in enumerate(lines) if not is_submit_directory_line(x)),
-                     len(lines))
-        body, first_line = "\n".join(lines[added:]), first_line + added
+    set_by_flux: tuple[str, ...] = ()  # the submit directory, as a translation into flux set
+    if source == "flux":
+        body, set_by_flux, first_line = _without_submit_directory_lines(body, first_line)
     body, quieted = _comment_out_leading(body, target)
     table = _vars(one_task_cpus)
     if copies and target == "flux":
         table = {**table, "array index": {**table["array index"], "flux": "FLUX_JOB_CC"}}
-    names = _meanings(source, table, one_task_cpus, copies)
+    names = _meanings(source, table, one_task_cpus, copies) | \
+        dict.fromkeys(set_by_flux, "submit directory")
     prefix = _PREFIX[source]
     own = _own_names(body, _UNPREFIXED.get(source, ()))
     pattern = _NAMES.get(source, re.escape(prefix) + r"\w+")
+    if set_by_flux:
+        pattern = rf"(?:{pattern}|(?:{'|'.join(set_by_flux)})\b)"
     if own:  # the script's own variables of those names are not the scheduler's
         pattern = rf"(?!(?:{'|'.join(own)})\b){pattern}"
     var = re.compile(r"(\$\{?)(" + pattern + ")")
@@ -381,6 +383,22 @@ def translate_body(body: str, source: str, target: str, *, first_line: int = 1,
                      "starts the job in the directory it was submitted from)")
     head = [submit_directory_line(name, csh) for name in defined]
     return "\n".join(head + out), notes
+
+
+def _without_submit_directory_lines(body: str, first_line: int
+                                    ) -> tuple[str, tuple[str, ...], int]:
+    """(`body` without the `submit_directory_line`s a translation into flux began it with,
+    the variables they set, the first line number of what is left). A variable the body
+    sets again itself is its own: its line stays."""
+    lines = body.split("\n")
+    added = next((n for n, x in enumerate(lines) if submit_directory_name(x) is None),
+                 len(lines))
+    rest = "\n".join(lines[added:])
+    named = [submit_directory_name(x) or "" for x in lines[:added]]
+    own = _own_names(rest, tuple(named))
+    kept = [x for x, name in zip(lines[:added], named, strict=True) if name in own]
+    return "\n".join(kept + lines[added:]), tuple(n for n in named if n not in own), \
+        first_line + added - len(kept)
 
 
 def _heredoc_launcher(n: int) -> str:

@@ -1278,8 +1278,8 @@ def enters_a_directory(body: str | None) -> bool:
 # flux sets no variable of the directory a job was submitted from, but starts the job there:
 # a body reading another scheduler's (cd $PBS_O_WORKDIR) gets it set, as its first line
 _SUBMIT_DIRECTORY_SAID = "  # flux starts the job in the directory it was submitted from"
-_SUBMIT_DIRECTORY_LINE = re.compile(r'(?:export [A-Z_]+="\$PWD"|setenv [A-Z_]+ "\$cwd")'
-                                    + re.escape(_SUBMIT_DIRECTORY_SAID))
+_SUBMIT_DIRECTORY_LINE = re.compile(r'(?:export (?P<sh>[A-Z_]+)="\$PWD"|setenv (?P<csh>[A-Z_]+) '
+                                    r'"\$cwd")' + re.escape(_SUBMIT_DIRECTORY_SAID))
 
 
 def submit_directory_line(name: str, csh: bool) -> str:
@@ -1290,7 +1290,14 @@ def submit_directory_line(name: str, csh: bool) -> str:
 
 
 def is_submit_directory_line(line: str) -> bool:
-    return bool(_SUBMIT_DIRECTORY_LINE.fullmatch(line))
+    return submit_directory_name(line) is not None
+
+
+def submit_directory_name(line: str) -> str | None:
+    """The variable a `submit_directory_line` sets (`PBS_O_WORKDIR`); None for any other
+    line."""
+    m = _SUBMIT_DIRECTORY_LINE.fullmatch(line)
+    return m and (m["sh"] or m["csh"])
 
 
 def _after_submit_directory_lines(body: str, enter: str) -> str | None:

@@ -161,6 +161,9 @@ class WorkflowOps(Protocol):
     engine_id: str
 
     def site_names(self) -> list[str]: ...
+    def site_absence(self, site: str) -> str:
+        """Why `site`, none of `site_names`, is not used here (`Sites.absence`)."""
+        ...
     def supports_dependency(self, site: str) -> bool: ...
     def supports_gate(self, site: str) -> bool: ...
     def supports_dependency_update(self, site: str) -> bool: ...
@@ -1433,15 +1436,15 @@ class WorkflowEngine:
             self.store.refresh_workflow(rec, []).state in WORKFLOW_DONE
 
     def _not_listed(self, site: str, what: str = "its site") -> str:
-        """`site` is not in this engine's sites file (an engine started with another file,
-        or an edited one: a workflow outlives the file it was started with)."""
-        names = ", ".join(self.ops.site_names()) or "none"
-        return f"{what} {site} is not in this sites file (configured: {names})"
+        """`site` is not one this engine uses: its sites file lacks it (an engine started
+        with another file, or an edited one: a workflow outlives the file it was started
+        with), or an operator did not allow it here."""
+        return f"{what} {site} {self.ops.site_absence(site)}"
 
     def _not_here(self, site: str, what: str = "its site") -> str:
         """Why this engine leaves alone a step on `site`, a site its sites file lacks."""
         return (f"{self._not_listed(site, what)}: not followed from here; it is followed "
-                f"again by a server whose sites file lists {site}")
+                f"again by a server that uses {site}")
 
     def _note_unreached(self, rec: WorkflowRecord, wf: Workflow
                         ) -> tuple[WorkflowRecord, dict[str, str], set[str]]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import sweep_helpers
 import yaml
 from hostile_corpus import ALL, EVENT_LINES
@@ -133,16 +134,29 @@ async def test_hostile_rest_bodies_get_a_reasoned_4xx(api):
     assert (await api.get("jobs"))["total"] == 0  # nothing was recorded
 
 
-def test_a_sites_file_of_one_lone_surrogate_escape_is_bad_input(tmp_path):
-    """Found by the fuzz test above in session 44's last suite: `"\\uD800"` loads as one
-    value, then the line-finding parse raised yaml's ScannerError instead of BadInput."""
-    from diamond_jupyter.config import load_config
-    from diamond_jupyter.model import BadInput
+@pytest.mark.parametrize(("text", "said", "line"), [
+    ('"\\uD800"', "one value, '\\ud800' (line 1), not a mapping", 1),
+    ('# a comment\n"\\uD800"', "one value, '\\ud800' (line 2), not a mapping", 2),
+    ('sites:\n  - name: a\n    scheduler: slurm\n    note: "\\uD800"\n',
+     "site 'a' (sites[0]): note: unknown key", 4),
+])
+def test_a_sites_file_libyaml_refuses_is_read_once_with_its_lines(tmp_path, text, said, line):
+    """Found by the fuzz test above in session 44's last suite: `"\\uD800"` (a lone
+    surrogate escape) is refused by libyaml and read by PyYAML's own reader, and a second
+    reading for line numbers (by libyaml) raised yaml's ScannerError. The file is read
+    once, its lines taken from that reading: BadInput, with the line."""
     path = tmp_path / "sites.yaml"
-    path.write_text('"\\uD800"')
-    try:
+    path.write_text(text)
+    with pytest.raises(BadInput) as e:
         load_config(path)
-    except BadInput as e:
-        assert "not a mapping" in str(e), e
-    else:
-        raise AssertionError("loaded")
+    assert said in str(e.value) and f"(line {line})" in str(e.value), e.value
+
+
+def test_the_tree_read_with_the_value_keeps_its_merge_keys():
+    """Merging (`<<: *a`) rewrites the mapping nodes it builds from; the tree given back
+    with the value is the one written, so lines are looked up as the file has them."""
+    from diamond_jupyter.strict_yaml import MERGE_TAG, strict_read
+    data, root = strict_read("x: &a {p: 1, q: 2}\ny:\n  <<: *a\n  q: 3\n")
+    assert data["y"] == {"p": 1, "q": 3}
+    y = root.value[1][1]
+    assert [k.tag == MERGE_TAG or k.value for k, _ in y.value] == [True, "q"]

@@ -53,10 +53,10 @@ def _fan(width: int = WIDE) -> str:
 # -- 1. a fan-out/fan-in of 200 steps ------------------------------------------------------
 
 def test_a_fan_out_and_in_of_200_steps_is_read_at_once():
-    started = time.monotonic()
+    started = time.process_time()
     wf = load(_fan())
-    took = time.monotonic() - started
-    assert took < 5, took  # 0.13 s here; a busy 2-core machine is given room
+    took = time.process_time() - started
+    assert took < 5, took  # CPU seconds (a busy machine stretches wall time): 0.13 s here
     assert len(wf.steps) == WIDE + 2
     assert wf.order()[0] == "split" and wf.order()[-1] == "merge"
     assert wf.upstream("merge") == {"split", *(f"w{i:03d}" for i in range(WIDE))}

@@ -1355,6 +1355,10 @@ class Partition(_Model):
     # Slurm GraceTime (seconds): how long a job of this partition chosen for preemption
     # runs on before it is stopped; None: not read (0, Slurm's default)
     grace_time_s: int | None = None
+    # Slurm ResumeTimeout / SuspendTimeout a partition sets for its own nodes (seconds; a
+    # node in several partitions boots within the longest); None: GLOBAL, the site's
+    resume_timeout_s: int | None = None
+    suspend_timeout_s: int | None = None
     # Slurm PriorityJobFactor: the partition factor of a job's multifactor priority (its
     # share of the largest of the site's)
     priority_job_factor: int | None = None

@@ -205,6 +205,8 @@ from .placement_fit import (
     seen_out_at,
     site_nodes,
     time_limit,
+    timeouts_by_node,
+    timeouts_of,
     with_complexes,
     words_of,
 )
@@ -994,8 +996,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     usable = {n.name for n in nodes if node_usable(n, in_resv)}
     # out now but back by themselves (not responding, rebooting): capacity, not free
     seen = seen_out_at(snap.read_at or snap.taken_at, now)
-    back = {n.name: b for n in nodes
-            if (b := node_returning(n, in_resv, snap.node_timeouts, now, seen)) is not None}
+    own_timeouts = timeouts_by_node(snap.partitions, snap.node_timeouts)
+    back = {n.name: b for n in nodes if (b := node_returning(
+        n, in_resv, own_timeouts.get(n.name, snap.node_timeouts), now, seen)) is not None}
     # of them, those power saving has off, booting or going off (taking jobs once booted)
     power = {x: kind for n in nodes if (x := n.name) in back and node_usable(n, in_resv)
              and (kind := node_power(n)) is not None}
@@ -1475,9 +1478,10 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         v.notes += _overrun_note(v.partition, set(fits.get(v.partition, ())) & set(
             members.get(v.partition, [])), snap, now)
     if v.partition is not None and v.verdict != "READY":
-        v.notes += _returning_note(v.partition, [
-            n for n in nodes if n.name in back and n.name in fits.get(v.partition, ())
-            and n.name in members.get(v.partition, [])], back, snap.node_timeouts, power, seen)
+        out = [n for n in nodes if n.name in back and n.name in fits.get(v.partition, ())
+               and n.name in members.get(v.partition, [])]
+        v.notes += _returning_note(v.partition, out, back, timeouts_of(
+            own_timeouts, [n.name for n in out], snap.node_timeouts), power, seen)
         if cfg.scheduler == "lsf":
             v.notes += _closed_note(v.partition, [
                 n for n in nodes if n.name in fits.get(v.partition, ())
@@ -1485,7 +1489,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     if v.partition is not None and v.verdict == "READY":
         ready = [n for n in nodes if n.name in fits[v.partition] and n.name in usable
                  and n.name in members.get(v.partition, [])]
-        v.notes += _boot_note(v.partition, reqs[v.partition], ready, snap.node_timeouts)
+        v.notes += _boot_note(v.partition, reqs[v.partition], ready, timeouts_of(
+            own_timeouts, [n.name for n in ready], snap.node_timeouts))
         chosen_p = next((p for p in good if p.name == v.partition), None)
         if chosen_p is not None:
             v.notes += _landing_note(chosen_p, reqs[v.partition], ready)

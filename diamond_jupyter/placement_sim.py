@@ -108,7 +108,7 @@ from .placement_deps import (
     parse_dependency,
     singleton_parents,
 )
-from .placement_fit import aware, node_returning, node_usable, seen_out_at
+from .placement_fit import aware, node_returning, node_usable, seen_out_at, timeouts_by_node
 
 _ELEMENT = re.compile(r"[0-9]+\[[0-9]+\]")  # LSF's record of one array element, `500[7]`
 
@@ -429,7 +429,9 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
     free CPUs and GPUs past those tasks' are held so too (`-n 8 --mem-per-cpu=2G` takes 2
     of a node's 8 free CPUs while 4 GB of its memory is free)."""
     seen = seen_out_at(snap.read_at or snap.taken_at, now)
-    back = [node_returning(n, in_reservation, snap.node_timeouts, now, seen) for n in nodes]
+    own_timeouts = timeouts_by_node(snap.partitions, snap.node_timeouts)
+    back = [node_returning(n, in_reservation, own_timeouts.get(n.name, snap.node_timeouts), now,
+                           seen) for n in nodes]
     usable = [node_usable(n, in_reservation) or b is not None for n, b in zip(nodes, back,
                                                                              strict=True)]
     cap_c = [n.cpus if u else 0 for n, u in zip(nodes, usable, strict=True)]

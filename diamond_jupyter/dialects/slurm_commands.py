@@ -883,6 +883,8 @@ class SlurmCommands(FailureReading, AccountingReach):
                 over_time_s=over_time_s(kv.get("OverTimeLimit")),
                 preempt_mode=clean(kv.get("PreemptMode")),
                 grace_time_s=known_count(kv.get("GraceTime")),
+                resume_timeout_s=known_count(kv.get("ResumeTimeout")),
+                suspend_timeout_s=known_count(kv.get("SuspendTimeout")),
                 priority_tier=known_count(kv.get("PriorityTier"), bits=16),
                 priority_job_factor=known_count(kv.get("PriorityJobFactor"), bits=16),
                 max_cpus_per_socket=limit_count(kv.get("MaxCPUsPerSocket")),

@@ -1,0 +1,82 @@
+"""Placement cases, thirty-second sweep: what real Slurm and Grid Engine queues do that the
+predictions missed before, read from what the snapshot's one batch of commands prints.
+On vega's nodes and partitions are test_placement_cases28's (its docstring lists them); Every node has 2 sockets. NOW is Sunday 2026-03-01 09:00 UTC. Each case's docstring works
+its answer out from these numbers."""
+
+from __future__ import annotations
+
+import pytest
+from test_placement_cases28 import notes, partitions, placed, starts_in, vega
+
+from diamond_jupyter.placement_fit import timeouts_by_node, timeouts_of
+
+
+def own_timeouts(**by_partition: tuple[str, str]) -> str:
+    """vega's partitions with each named one's (ResumeTimeout, SuspendTimeout) as
+    `scontrol show partition` prints them (seconds, or GLOBAL)."""
+    lines = partitions().splitlines(keepends=True)
+    for name, (resume, suspend) in by_partition.items():
+        lines = [line.replace("ResumeTimeout=GLOBAL", f"ResumeTimeout={resume}")
+                 .replace("SuspendTimeout=GLOBAL", f"SuspendTimeout={suspend}")
+                 if line.startswith(f"PartitionName={name} ") else line for line in lines]
+    return "".join(lines)
+
+
+# ---- a partition's own power-saving timeouts ------------------------------------------------
+
+BIGMEM_ASLEEP = {"l01": "IDLE+DRAIN", "l02": "IDLE+POWERED_DOWN"}
+
+
+def test_a_partitions_own_resume_and_suspend_timeouts_are_read():
+    _, snap = vega(parts=own_timeouts(bigmem=("900", "120")))
+    parts = {p.name: p for p in snap.partitions}
+    assert (parts["bigmem"].resume_timeout_s, parts["bigmem"].suspend_timeout_s) == (900, 120)
+    assert (parts["batch"].resume_timeout_s, parts["batch"].suspend_timeout_s) == (None, None)
+
+
+@pytest.mark.parametrize(("resume", "config", "seconds", "whose"), [
+    ("900", "", 900, "their partition's own ResumeTimeout"),
+    ("900", "ResumeTimeout = 600 sec\n", 900, "their partition's own ResumeTimeout"),
+    ("GLOBAL", "ResumeTimeout = 600 sec\n", 600, "the site's ResumeTimeout"),
+    ("GLOBAL", "", 60, "Slurm's default ResumeTimeout")])
+def test_a_powered_down_node_boots_within_its_partitions_own_resume_timeout(
+        resume: str, config: str, seconds: int, whose: str):
+    """1500 GB fits only l01-l02; l01 drains and l02 is powered down: the job starts once
+    l02 boots, bounded by bigmem's own ResumeTimeout where it sets one (before: the
+    site's, or Slurm's 60 s, whatever the partition said)."""
+    site = vega(parts=own_timeouts(bigmem=(resume, "GLOBAL")), states=BIGMEM_ASLEEP,
+                config=config)
+    p, said = placed("#SBATCH --mem=1500G -t 2:00:00", site)
+    assert (p.verdict("vega").partition, round(starts_in(p) * 3600)) == ("bigmem", seconds), said
+    assert any(f"l02 powered down: Slurm boots the nodes it gives the job first, planned to "
+               f"take {seconds} s ({whose})" in n for n in notes(p)), said
+
+
+def test_a_node_powering_down_waits_for_its_partitions_own_suspend_and_resume_timeouts():
+    """l02 is being powered down: no job there until it is off, within bigmem's own
+    SuspendTimeout (120 s), and booted again, within its own ResumeTimeout (300 s):
+    420 s."""
+    site = vega(parts=own_timeouts(bigmem=("300", "120")),
+                states={**BIGMEM_ASLEEP, "l02": "IDLE+POWERING_DOWN"})
+    p, said = placed("#SBATCH --mem=1500G -t 2:00:00", site)
+    assert round(starts_in(p) * 3600) == 420, said
+    assert any("within 120 s (their partition's own SuspendTimeout), and booted again, "
+               "within 300 s (their partition's own ResumeTimeout)" in n for n in notes(p))
+
+
+def test_a_node_of_two_partitions_boots_within_the_longer_of_their_timeouts():
+    """b01-b02 are in batch (GLOBAL: the site's 600 s) and standby (its own 120 s): a node
+    of both is bounded by the longer, the site's; a-nodes in shared (its own 1800 s) by
+    shared's. Only where a partition's own is the longest is it said as the partition's."""
+    parts = own_timeouts(standby=("120", "GLOBAL"), shared=("1800", "GLOBAL"))
+    _, snap = vega(parts=parts, config="ResumeTimeout = 600 sec\n")
+    by_node = timeouts_by_node(snap.partitions, snap.node_timeouts)
+    assert "ResumeTimeout" not in by_node["b01"] or by_node["b01"]["ResumeTimeout"] == 600
+    assert "PartitionResumeTimeout" not in by_node["b01"]
+    assert by_node["a01"]["ResumeTimeout"] == by_node["a01"]["PartitionResumeTimeout"] == 1800
+    assert timeouts_of(by_node, ["b01", "a01"], snap.node_timeouts)["ResumeTimeout"] == 1800
+    assert timeouts_of(by_node, ["l01"], snap.node_timeouts) is snap.node_timeouts
+    states = {n: "IDLE+POWERED_DOWN" for n in ("b01", "b02")}
+    p, said = placed("#SBATCH -p batch -c 96 -t 2:00:00",
+                     vega(parts=parts, states=states, config="ResumeTimeout = 600 sec\n"))
+    assert round(starts_in(p) * 3600) == 600, said

@@ -1888,6 +1888,9 @@ class SiteSnapshot(_Model):
     # Slurm: EnforcePartLimits (ALL, ANY, NO): with ALL, sbatch refuses a job listing
     # several partitions whose limits one of them does not meet; None: not read
     enforce_part_limits: str | None = None
+    # Slurm SelectType (`scontrol show config`: select/cons_tres, select/linear ...):
+    # select/linear gives every job whole nodes; None: not read
+    select_type: str | None = None
     # Slurm multifactor priority: how a new job's priority is weighed (None: not read),
     # and each waiting job's priority (`sprio` %Y, by job id; None: not read)
     priority: SlurmPriority | None = None

@@ -342,6 +342,7 @@ from .placement_sim import (
     together_start,
 )
 from .placement_slurm_sched import (
+    LINEAR_WHOLE,
     MAX_CONTIGUOUS_RUNS,
     OWN_UNRESERVED_SAID,
     UNRESERVED_AHEAD_SAID,
@@ -1895,8 +1896,9 @@ def _in_partition(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],
         out = replace(out, walltime=float(p.default_time_s))
     if (p.oversubscribe or "").upper().startswith("EXCLUSIVE") and not out.whole:
         out = replace(out, whole=True)
-        notes.append(f"partition {p.name} gives every job whole nodes "
-                     "(OverSubscribe=EXCLUSIVE)")
+        if p.oversubscribe != LINEAR_WHOLE:  # select/linear: said once, for the site
+            notes.append(f"partition {p.name} gives every job whole nodes "
+                         "(OverSubscribe=EXCLUSIVE)")
     out = _default_tasks(out, spec, p, nodes, members, notes)
     asked = req.mem > 0 or r.memory_mb is not None
     out, asked, queue_span = _queue_res_req(out, spec, p, asked, notes)

@@ -868,6 +868,13 @@ def hold_horizon(queue: list[Demand]) -> float:
                default=0.0)
 
 
+def whole_node_partitions(snap: SiteSnapshot) -> set[str]:
+    """The Slurm partitions that give every job whole nodes (OverSubscribe=EXCLUSIVE): a
+    job waiting there takes each of its nodes whole, whatever CPUs it asks."""
+    return {p.name for p in snap.partitions
+            if (p.oversubscribe or "").upper().startswith("EXCLUSIVE")}
+
+
 def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[str]],
                     now: datetime, part_max: dict[str, float], ratio: RatioFn | None = None
                     ) -> list[Demand]:
@@ -894,6 +901,7 @@ def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[st
         if any(j.dependency for j in snap.pending) else set()
     listed = snap.pending if waiting else []  # a singleton's namesakes among them
     gates: dict[str, DependencyGate] = {}
+    whole_parts = whole_node_partitions(snap)
     for j in _gathered(snap.jobs):
         arr = _waiting_tasks(j)
         if (arr[1] == 0) if arr else j.state != JobState.PENDING:
@@ -918,6 +926,8 @@ def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[st
             # count for a waiting job (its least): as many as they take
             k = ceil(j.gpus / most_gpus)
         cpus = ceil(j.cpus / k) if j.cpus else (WHOLE if j.nodes else 1)
+        if whole_parts and j.partition and whole_parts.issuperset(j.partition.split(",")):
+            cpus = WHOLE  # its partition gives every job whole nodes
         gpus = ceil(j.gpus / k) if j.gpus else 0
         shape = (j.partition, cpus, gpus)
         elig = shared.get(shape)

@@ -1,14 +1,30 @@
 """Placement cases, thirty-second sweep: what real Slurm and Grid Engine queues do that the
 predictions missed before, read from what the snapshot's one batch of commands prints.
-On vega's nodes and partitions are test_placement_cases28's (its docstring lists them); Every node has 2 sockets. NOW is Sunday 2026-03-01 09:00 UTC. Each case's docstring works
-its answer out from these numbers."""
+On vega (test_placement_cases28, whose docstring lists its nodes and partitions): a
+partition's own ResumeTimeout and SuspendTimeout (power saving's bound on a boot, in place
+of the site's); the waiting jobs of an OverSubscribe=EXCLUSIVE partition taking whole
+nodes; SelectType=select/linear (whole nodes to every job).
+NOW is Sunday 2026-03-01 09:00 UTC. Each case's docstring works its answer out from vega's
+numbers."""
 
 from __future__ import annotations
 
 import pytest
-from test_placement_cases28 import notes, partitions, placed, starts_in, vega
+from test_placement_cases28 import (
+    notes,
+    partitions,
+    placed,
+    running,
+    starts_in,
+    vega,
+    waiting,
+    whole,
+)
 
+from diamond_jupyter.dialects.slurm_commands import SlurmCommands
+from diamond_jupyter.federation import Federation
 from diamond_jupyter.placement_fit import timeouts_by_node, timeouts_of
+from diamond_jupyter.placement_slurm_sched import LINEAR_WHOLE, slurm_config_view
 
 
 def own_timeouts(**by_partition: tuple[str, str]) -> str:
@@ -80,3 +96,63 @@ def test_a_node_of_two_partitions_boots_within_the_longer_of_their_timeouts():
     p, said = placed("#SBATCH -p batch -c 96 -t 2:00:00",
                      vega(parts=parts, states=states, config="ResumeTimeout = 600 sec\n"))
     assert round(starts_in(p) * 3600) == 600, said
+
+
+# ---- whole nodes: OverSubscribe=EXCLUSIVE's waiting jobs, SelectType=select/linear ------------
+
+# b01-b02 full to +8 h; four 4-CPU jobs of carol wait in batch (4 h each) ahead of the job
+B_FULL_FOUR_WAITING = [running("102", "b01", 128, 8), running("103", "b02", 128, 8),
+                       *(waiting(f"70{i}", "Priority", cpus=4) for i in range(4))]
+B_HELD = whole("b01", "b02")
+
+
+@pytest.mark.parametrize(("oversubscribe", "at_h"), [("NO", 0), ("EXCLUSIVE", 4)])
+def test_jobs_waiting_in_an_exclusive_partition_take_their_nodes_whole(oversubscribe: str,
+                                                                       at_h: int):
+    """Four 4-CPU jobs wait ahead in batch; a01-a04 are idle. Sharing nodes, all four fit
+    on a01 and the job starts now beside them; where batch is OverSubscribe=EXCLUSIVE each
+    takes a node whole, a01-a04 for their 4 h, and the job starts at +4 h (before: each
+    waiting job was planned on 4 CPUs, and the job started now)."""
+    site = vega(*B_FULL_FOUR_WAITING, held=B_HELD,
+                parts=partitions(batch=dict(oversubscribe=oversubscribe)))
+    p, said = placed("#SBATCH -p batch -c 4 -t 1:00:00", site)
+    assert starts_in(p) == at_h, said
+
+
+def test_select_type_is_read():
+    assert SlurmCommands.parse_select_type("SelectType              = select/linear\n") == \
+        "select/linear"
+    assert SlurmCommands.parse_select_type("SelectType = select/cons_tres\n") == \
+        "select/cons_tres"
+    assert SlurmCommands.parse_select_type("ClusterName = vega\n") is None
+    assert SlurmCommands.parse_select_type("SelectType = (null)\n") is None
+
+
+@pytest.mark.parametrize(("select", "at_h"), [("select/cons_tres", 0), ("select/linear", 4)])
+def test_select_linear_gives_the_waiting_jobs_whole_nodes(select: str, at_h: int):
+    """The same queue under select/linear: every job, each waiting one too, takes whole
+    nodes: a01-a04 go to the four for 4 h, and the job starts at +4 h (cons_tres: now)."""
+    site = vega(*B_FULL_FOUR_WAITING, held=B_HELD, config=f"SelectType = {select}\n")
+    p, said = placed("#SBATCH -p batch -c 4 -t 1:00:00", site)
+    assert starts_in(p) == at_h, said
+    linear = [n for n in notes(p) if "SelectType=select/linear" in n]
+    assert len(linear) == (select == "select/linear"), said
+    assert not any("(OverSubscribe=EXCLUSIVE)" in n for n in notes(p)), said
+
+
+def test_under_select_linear_a_node_running_any_job_is_not_shared():
+    """bigmem's l01 runs a 4-CPU job to +5 h and l02 an 8-CPU one to +3 h (CPUAlloc as a
+    site of select/cons_tres would print it): under select/linear neither takes another
+    job, and a 2-CPU bigmem job waits for l02's end at +3 h; shared (OverSubscribe=FORCE)
+    still puts jobs beside others there."""
+    jobs = [running("801", "l01", 4, 5, partition="bigmem"),
+            running("802", "l02", 8, 3, partition="bigmem")]
+    held = {"l01": (4, 0), "l02": (8, 0)}
+    for select, at_h in (("select/cons_tres", 0), ("select/linear", 3)):
+        p, said = placed("#SBATCH -p bigmem -c 2 -t 1:00:00",
+                         vega(*jobs, held=held, config=f"SelectType = {select}\n"))
+        assert starts_in(p) == at_h, (select, said)
+    _, snap = vega(config="SelectType = select/linear\n")
+    view, _ = slurm_config_view(Federation.parse("#!/bin/bash\n./a\n"), snap, None)
+    modes = {p.name: p.oversubscribe for p in view.partitions}
+    assert (modes["shared"], modes["batch"]) == ("FORCE:4", LINEAR_WHOLE)

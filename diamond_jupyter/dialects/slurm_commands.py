@@ -636,6 +636,17 @@ class SlurmCommands(FailureReading, AccountingReach):
         return memory, enforce
 
     @staticmethod
+    def parse_select_type(text: str) -> str | None:
+        """`SelectType = select/linear` of `scontrol show config`: the resource selection
+        plugin, lower case; None without the line (or a value that names no plugin)."""
+        for line in text.splitlines():
+            key, eq, value = line.partition("=")
+            if eq and key.strip() == "SelectType" and \
+                    re.fullmatch(r"select/[a-z_]+", value := value.strip().lower()):
+                return value
+        return None
+
+    @staticmethod
     def parse_bf_window(text: str) -> float | None:
         """`bf_window=M` (minutes) of `SchedulerParameters = ...` in `scontrol show
         config`, in seconds: how far ahead Slurm's backfill plans; its default, 1440
@@ -1049,6 +1060,7 @@ class SlurmCommands(FailureReading, AccountingReach):
             bf_min_prio_reserve=backfill_more.get("bf_min_prio_reserve"),
             bf_min_age_reserve_s=backfill_more.get("bf_min_age_reserve"),
             memory_consumable=memory_consumable, enforce_part_limits=enforce_part_limits,
+            select_type=self.parse_select_type(outputs.get("config", "")),
             backfill=self.parse_backfill(outputs.get("config", "")),
             priority=priority,
             job_priorities=parse_job_priorities(outputs.get("job_priorities", "")),

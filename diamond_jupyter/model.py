@@ -1881,6 +1881,13 @@ class SiteSnapshot(_Model):
     bf_resolution_s: int | None = None
     bf_min_prio_reserve: int | None = None
     bf_min_age_reserve_s: int | None = None
+    # bf_job_part_count_reserve: only that many of the highest-priority waiting jobs of each
+    # partition keep a slot in Slurm's backfill plan (the rest start only where they delay
+    # none of those); None: not set (every waiting job keeps one)
+    bf_job_part_count_reserve: int | None = None
+    # bf_max_job_user_part: how many waiting jobs of one user in one partition its backfill
+    # tests at most; None: not set
+    bf_max_job_user_part: int | None = None
     # Slurm: whether memory is a consumable resource (SelectTypeParameters CR_*_Memory):
     # False where it is not (CR_Core, CR_CPU: jobs' memory is not added up on a node, only
     # each job's is held to the node's size); None: not read

@@ -155,6 +155,7 @@ from .placement_ahead import (
     preemption_off_note,
     qos_victims,
     tiers_preempt,
+    user_partition_passes_over,
 )
 from .placement_explain import (
     NotChecked,
@@ -2314,6 +2315,8 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                 v.notes.append(said)
         part_waiting = partition_passes_over(cfg, snap, p.name,
                                              ranked.lower if ranked is not None else None)
+        user_part_waiting = user_partition_passes_over(
+            cfg, snap, p.name, ranked.lower if ranked is not None else None)
         by_qos = qos_victims(under, snap)
         if by_qos and (said := _qos_preempts_said(under, by_qos, snap)) not in v.notes:
             v.notes.append(said)
@@ -2330,7 +2333,8 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                      fair: FairShareView | None = fair,
                      ranked: PriorityView | None = ranked,
                      by_qos: dict[str, float] = by_qos,
-                     part_waiting: set[str] | None = part_waiting) -> float:
+                     part_waiting: set[str] | None = part_waiting,
+                     user_part_waiting: set[str] | None = user_part_waiting) -> float:
             if victims or by_qos:  # the running jobs it preempts give their nodes (after
                 # GraceTime)
                 st = preempted(st, victims, held=suspended,
@@ -2350,18 +2354,21 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                         f"enough of them have started, or the jobs waiting ahead in partition "
                         f"{name} have (in priority order): +{hms(tested)}")
                 probe = replace(probe, not_before=tested)
-            if part_waiting is not None and (tested := _backfill_tests_from(
-                    st, queue, name, res, top, part_waiting, snap,
-                    cap=snap.bf_max_job_part)) > probe.not_before:
-                if not any(n.startswith(f"partition {name}: Slurm's backfill tests at most "
-                                        f"{snap.bf_max_job_part} waiting jobs of a partition")
-                           for n in v.notes):  # the first (walltime) view's
-                    v.notes.append(
-                        f"partition {name}: Slurm's backfill tests at most "
-                        f"{snap.bf_max_job_part} waiting jobs of a partition (bf_max_job_part) "
-                        f"and {len(part_waiting)} wait ahead of it in {name}: it passes the "
-                        f"job over until enough of them have started (in priority order): "
-                        f"+{hms(tested)}")
+            for waiting, cap, of, ahead in (
+                    (part_waiting, snap.bf_max_job_part, "a partition (bf_max_job_part)",
+                     f"wait ahead of it in {name}"),
+                    (user_part_waiting, snap.bf_max_job_user_part,
+                     "a user in a partition (bf_max_job_user_part)",
+                     f"of yours wait ahead of it in {name}")):
+                if waiting is None or (tested := _backfill_tests_from(
+                        st, queue, name, res, top, waiting, snap, cap=cap)) <= probe.not_before:
+                    continue
+                said = f"partition {name}: Slurm's backfill tests at most {cap} waiting jobs " \
+                    f"of {of}"
+                if not any(n.startswith(said) for n in v.notes):  # the first view's
+                    v.notes.append(f"{said} and {len(waiting)} {ahead}: it passes the job "
+                                   "over until enough of them have started (in priority "
+                                   f"order): +{hms(tested)}")
                 probe = replace(probe, not_before=tested)
             at = slots_position(queue, req.nodes * max(req.cpn, 1), st.cap_c) \
                 if by_slots else None

@@ -173,11 +173,29 @@ def partition_passes_over(cfg: SiteConfig, snap: SiteSnapshot, partition: str,
     reached by them): it passes the job over; None where it tests it, or where there is no
     backfill. The backfill tests jobs in priority order: a job `behind` says waits behind
     the new job (of a lower priority) is tested after it, so it is not counted."""
-    cap = snap.bf_max_job_part
+    return _partition_cap(cfg, snap, partition, snap.bf_max_job_part, None, behind)
+
+
+def user_partition_passes_over(cfg: SiteConfig, snap: SiteSnapshot, partition: str,
+                               behind: Callable[[str], bool] | None = None
+                               ) -> set[str] | None:
+    """As `partition_passes_over`, of the user's own jobs waiting in `partition` where the
+    backfill tests no more of one user's in one partition (bf_max_job_user_part)."""
+    if not snap.user:
+        return None
+    return _partition_cap(cfg, snap, partition, snap.bf_max_job_user_part, snap.user, behind)
+
+
+def _partition_cap(cfg: SiteConfig, snap: SiteSnapshot, partition: str, cap: int | None,
+                   user: str | None, behind: Callable[[str], bool] | None
+                   ) -> set[str] | None:
+    """The jobs waiting in `partition` ahead of the new job (`user`'s only, where given)
+    once they are `cap` or more; None below it, or where there is no backfill."""
     if cfg.scheduler != "slurm" or not cap or snap.backfill == "fifo":
         return None
     waiting = {j.native_id for j in snap.pending if not held_reason(j.reason)
                and partition in (j.partition or "").split(",")
+               and (user is None or j.user == user)
                and not (behind is not None and behind(j.native_id))}
     return waiting if len(waiting) >= cap else None
 

@@ -17,7 +17,7 @@ from datetime import datetime
 from .model import JobSpec, JobState, Partition, SiteSnapshot, hms
 from .placement_fit import Req, time_limit
 from .placement_limits import job_qos
-from .placement_sim import Demand
+from .placement_sim import Demand, held_reason
 
 # QOS flag (lower case) -> the partition limit it lifts for the QOS's jobs, and its name
 _LIFTS = {"partitiontimelimit": ("max_time_s", "MaxTime"),
@@ -112,14 +112,20 @@ def requires_reservation(spec: JobSpec, qos: str | None, snap: SiteSnapshot) -> 
 
 def unreserved_jobs(snap: SiteSnapshot, now: datetime) -> dict[str, str]:
     """The waiting jobs Slurm's backfill keeps no slot for, by native id, with why: their
-    QOS has flag NoReserve, their priority (sprio) is below bf_min_prio_reserve, or they
-    have waited less than bf_min_age_reserve (since their submit, as squeue gives it)."""
+    QOS has flag NoReserve, their priority (sprio) is below bf_min_prio_reserve, they
+    have waited less than bf_min_age_reserve (since their submit, as squeue gives it), or
+    bf_job_part_count_reserve jobs of their partition come before them (in queue order,
+    held jobs not counted: the backfill does not plan them)."""
     out: dict[str, str] = {}
     least, young = snap.bf_min_prio_reserve, snap.bf_min_age_reserve_s
+    top, ahead = snap.bf_job_part_count_reserve, dict[str, int]()
     for j in snap.jobs:
         if j.state != JobState.PENDING:
             continue
         prio = (snap.job_priorities or {}).get(j.native_id.split("_")[0])
+        part = (j.partition or "").split(",")[0]
+        if top and not held_reason(j.reason):
+            ahead[part] = ahead.get(part, 0) + 1
         if "noreserve" in _flags(snap, j.qos):
             out[j.native_id] = f"QOS {j.qos} NoReserve"
         elif least and prio is not None and prio < least:
@@ -127,6 +133,9 @@ def unreserved_jobs(snap: SiteSnapshot, now: datetime) -> dict[str, str]:
         elif young and j.submitted_at is not None \
                 and (now - j.submitted_at).total_seconds() < young:
             out[j.native_id] = f"waiting less than bf_min_age_reserve {hms(young)}"
+        elif top and ahead.get(part, 0) > top:
+            out[j.native_id] = (f"after the first {top} waiting job{'s' if top > 1 else ''} "
+                                f"of partition {part}, bf_job_part_count_reserve={top}")
     return out
 
 

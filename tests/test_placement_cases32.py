@@ -156,3 +156,60 @@ def test_under_select_linear_a_node_running_any_job_is_not_shared():
     view, _ = slurm_config_view(Federation.parse("#!/bin/bash\n./a\n"), snap, None)
     modes = {p.name: p.oversubscribe for p in view.partitions}
     assert (modes["shared"], modes["batch"]) == ("FORCE:4", LINEAR_WHOLE)
+
+
+# ---- bf_job_part_count_reserve ----------------------------------------------------------------
+
+@pytest.mark.parametrize(("params", "at_h"), [("bf_window=1440", 7),
+                                              ("bf_window=1440,bf_job_part_count_reserve=1", 3),
+                                              ("bf_window=1440,bf_job_part_count_reserve=2", 7)])
+def test_bf_job_part_count_reserve_keeps_slots_for_only_the_first_waiting_jobs(params: str,
+                                                                               at_h: int):
+    """a01-a02 are free at +3 h, a03-a04 now, b01-b02 at +8 h. In batch, 405 waits first
+    for a b-node (1 h: planned at +8 h), then 406 for 4 whole nodes (planned on a01-a04
+    from +3 h to +7 h). The job asks 4 whole nodes for 1 h: behind 406, +7 h. With
+    bf_job_part_count_reserve=1 only 405 keeps a slot: the job takes a01-a04 at +3 h (406,
+    keeping none, starts only where it delays no one); with 2, both keep theirs (+7 h)."""
+    jobs = [running("800", "a01", 48, 3), running("801", "a02", 48, 3),
+            running("102", "b01", 128, 8), running("103", "b02", 128, 8),
+            waiting("405", "Priority", cpus=128, limit_h=1),
+            waiting("406", "Priority", cpus=192, count=4)]
+    site = vega(*jobs, held=whole("a01", "a02", "b01", "b02"),
+                config=f"SchedulerParameters = {params}\n")
+    assert site[1].bf_job_part_count_reserve == (None if "count" not in params
+                                                 else int(params[-1]))
+    p, said = placed("#SBATCH -p batch -N 4 --exclusive -t 1:00:00", site)
+    assert starts_in(p) == at_h, said
+    passed = [n for n in notes(p) if "bf_job_part_count_reserve" in n]
+    assert bool(passed) == (at_h == 3), said
+    if passed:
+        assert "(after the first 1 waiting job of partition batch, " \
+            "bf_job_part_count_reserve=1)" in passed[0], said
+
+
+# ---- bf_max_job_user_part ---------------------------------------------------------------------
+
+@pytest.mark.parametrize(("owners", "cap", "at_h"), [
+    (("alice", "alice", "alice"), "5", 0), (("alice", "alice", "alice"), "2", 12),
+    (("alice", "carol", "carol"), "2", 0), (("alice", "alice", "carol"), "2", 8)])
+def test_bf_max_job_user_part_passes_the_job_over_while_the_user_has_that_many_waiting_there(
+        owners: tuple[str, ...], cap: str, at_h: int):
+    """a01 is free; three jobs wait in batch for b01-b02 whole (free at +8 h, then each 4 h
+    later). The 4-CPU job fits a01 now. With bf_max_job_user_part=2 the backfill tests only
+    two of a user's waiting jobs in one partition: with all three alice's it tests the job
+    once only one of hers waits, at +12 h (before: now); with one of hers, now; with two,
+    once the first has started, +8 h."""
+    jobs = [running(f"10{i}", n, 48 if n[0] == "a" else 128, 6 if n[0] == "a" else 8)
+            for i, n in enumerate(("a02", "a03", "a04", "b01", "b02"))]
+    jobs += [waiting(f"60{i}", "Resources", cpus=256, count=2, user=u)
+             for i, u in enumerate(owners)]
+    site = vega(*jobs, held=whole("a02", "a03", "a04", "b01", "b02"),
+                config=f"SchedulerParameters = bf_max_job_user_part={cap}\n")
+    assert site[1].bf_max_job_user_part == int(cap)
+    p, said = placed("#SBATCH -p batch -c 4 -t 1:00:00", site)
+    assert starts_in(p) == at_h, said
+    mine = owners.count("alice")
+    assert any(n.startswith(f"partition batch: Slurm's backfill tests at most {cap} waiting "
+                            "jobs of a user in a partition (bf_max_job_user_part) and "
+                            f"{mine} of yours wait ahead of it in batch") for n in notes(p)) \
+        == (at_h > 0), said

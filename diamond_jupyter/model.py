@@ -1854,6 +1854,12 @@ class SiteSnapshot(_Model):
     # more. None: no such limit (0) or not read
     sge_max_u_jobs: int | None = None
     sge_max_jobs: int | None = None
+    # Grid Engine (`qconf -ssconf`): the longest a job that can start waits for the
+    # scheduler's run after its submit, and after a running job's end: flush_submit_sec /
+    # flush_finish_sec where set (a run that many seconds after), else schedule_interval;
+    # None: not read
+    sge_submit_run_s: int | None = None
+    sge_finish_run_s: int | None = None
     # Slurm: PreemptType (`scontrol show config`: preempt/none, preempt/partition_prio,
     # preempt/qos) and PreemptExemptTime (seconds a job runs before it may be preempted);
     # None: not read

@@ -2761,6 +2761,9 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
         v.notes.append(f"reservation {spec.reservation} ends at {resv_end:%Y-%m-%d %H:%M}: "
                        f"the job must start by +{hms(latest)} to end inside it ({_RESV_END})")
         start_s = min(start_s, max(latest, 0.0))
+    if cfg.scheduler == "sge":
+        start_s, said = _scheduler_run(snap, start_s, _now_or_never(spec))
+        v.notes += said
     v.feasible = True
     v.partition = pname or None
     v.verdict = "READY" if start_s <= READY_TOLERANCE_S else "BUSY"
@@ -2901,6 +2904,26 @@ def _pbs_group_key(spec: JobSpec) -> str | None:
     return next((d.option.split("=", 1)[1] for d in spec.unknown if d.dialect == "pbs"
                  and d.option.startswith("-l place:group=") and d.option.split("=", 1)[1]),
                 None)
+
+
+def _scheduler_run(snap: SiteSnapshot, start_s: float, immediate: bool
+                   ) -> tuple[float, list[str]]:
+    """A Grid Engine job starts only at a scheduler run: one it could start at once waits
+    for the first after its submit, a later one for the first after the end it waits for
+    (`SiteSnapshot.sge_submit_run_s`, `sge_finish_run_s`). Planned at that bound where it
+    is longer than a start now (READY_TOLERANCE_S); else as it is, unsaid. `immediate`
+    (`-now y`): qsub has it scheduled at once, no run waited for."""
+    now_ = start_s <= READY_TOLERANCE_S
+    if now_ and immediate:
+        return start_s, []
+    wait = snap.sge_submit_run_s if now_ else snap.sge_finish_run_s
+    if not wait or wait <= READY_TOLERANCE_S:
+        return start_s, []
+    after = "its submit (flush_submit_sec, else schedule_interval)" if now_ else \
+        "the end it waits for (flush_finish_sec, else schedule_interval)"
+    return start_s + wait, [
+        f"Grid Engine dispatches jobs only at its scheduler's runs: the first after {after} "
+        f"comes within {hms(wait)}, planned then"]
 
 
 def _now_or_never(spec: JobSpec) -> bool:

@@ -9,8 +9,13 @@ numbers."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from test_placement_cases import NOW
 from test_placement_cases28 import (
+    Site,
+    _grid_engine,
     notes,
     partitions,
     placed,
@@ -21,6 +26,7 @@ from test_placement_cases28 import (
     whole,
 )
 
+from diamond_jupyter.dialects.sge_commands import SgeCommands, scheduler_runs
 from diamond_jupyter.dialects.slurm_commands import SlurmCommands
 from diamond_jupyter.federation import Federation
 from diamond_jupyter.placement_fit import timeouts_by_node, timeouts_of
@@ -213,3 +219,50 @@ def test_bf_max_job_user_part_passes_the_job_over_while_the_user_has_that_many_w
                             "jobs of a user in a partition (bf_max_job_user_part) and "
                             f"{mine} of yours wait ahead of it in batch") for n in notes(p)) \
         == (at_h > 0), said
+
+
+# ---- Grid Engine: the scheduler's runs -----------------------------------------------------
+
+def test_the_grid_engine_scheduler_runs_are_read():
+    assert scheduler_runs("schedule_interval                 0:2:0\nflush_submit_sec 0\n"
+                          "flush_finish_sec 45\n") == (120, 45)
+    assert scheduler_runs("schedule_interval 0:0:15\nflush_submit_sec 300\n") == (15, 15)
+    assert scheduler_runs("algorithm default\n") == (None, None)
+    # the recorded cell's `qconf -ssconf`: a run every second, and 1 s after each event
+    sconf = (Path(__file__).parent / "fixtures/outputs/sge/qconf_ssconf.txt").read_text()
+    snap = SgeCommands().parse_snapshot("sge", {"sconf": sconf})
+    assert (snap.sge_submit_run_s, snap.sge_finish_run_s) == (1, 1)
+
+
+def _cell_running_every(submit_s: int | None, finish_s: int | None) -> Site:
+    cfg, snap = _grid_engine()
+    return cfg, snap.model_copy(update={"sge_submit_run_s": submit_s,
+                                        "sge_finish_run_s": finish_s})
+
+
+@pytest.mark.parametrize(("submit_s", "after_s"), [(1, 0), (20, 0), (120, 120)])
+def test_a_grid_engine_job_that_fits_now_starts_at_the_schedulers_first_run(submit_s: int,
+                                                                           after_s: int):
+    """dn1 has 5 slots free: 4 start now, at the scheduler's first run after the submit:
+    within a second on the recorded cell, 2 minutes where schedule_interval is 0:2:0 and
+    no flush_submit_sec hurries it (before: now). A run within 30 s is a start now."""
+    p, said = placed("#$ -pe smp 4\n#$ -l h_rt=1:00:00", _cell_running_every(submit_s, 45))
+    v = p.verdict("sge")
+    assert (v.estimated_start - NOW).total_seconds() == after_s, said
+    assert (v.verdict == "READY") is (after_s == 0), said
+    assert any(n.startswith("Grid Engine dispatches jobs only at its scheduler's runs: the "
+                            "first after its submit") for n in v.notes) is (after_s > 0), said
+
+
+def test_a_grid_engine_job_asked_now_y_is_scheduled_at_once_whatever_the_interval():
+    p, said = placed("#$ -pe smp 4\n#$ -now y\n#$ -l h_rt=1:00:00",
+                     _cell_running_every(120, 120))
+    assert p.verdict("sge").verdict == "READY", said
+
+
+def test_a_grid_engine_job_waiting_for_an_end_starts_at_the_run_after_it():
+    """6 slots on one host wait for a running job's end; the run after it comes within
+    flush_finish_sec's 90 s (schedule_interval 0:5:0), 90 s later than the end."""
+    ends = [(placed("#$ -pe smp 6\n#$ -l h_rt=1:00:00", _cell_running_every(s, f))[0]
+             .verdict("sge").estimated_start) for s, f in ((1, 1), (300, 90))]
+    assert (ends[1] - ends[0]).total_seconds() == 90, ends

@@ -19,6 +19,7 @@ from .placement_deps import DependencyGate, ids_of, parse_dependency, singleton_
 from .placement_fit import _few, aware
 from .placement_sim import (
     NEVER_AS_ASKED,
+    OUT_OF_SERVICE,
     Demand,
     Reservation,
     SimState,
@@ -332,7 +333,8 @@ def _waiting_notes(part: str, snap: SiteSnapshot, members: dict[str, list[str]],
             begin.append(_dependency_note(at_part, j, gate, at))
         elif waits_for_nodes_out(j, by_name, snap.node_timeouts):
             out_for.setdefault(_few(set(unavailable_nodes(j))), set()).add(j.native_id)
-        elif NEVER_AS_ASKED.fullmatch(j.reason or ""):
+        elif NEVER_AS_ASKED.fullmatch(j.reason or "") or \
+                OUT_OF_SERVICE.fullmatch(j.reason or ""):
             never.setdefault((j.reason or "").strip(), set()).add(j.native_id)
         elif where is not None and (on := _PBS_ON_COUNT.search(j.reason or "")):
             to_come[j.native_id] = int(on.group(1))
@@ -352,7 +354,8 @@ def _waiting_notes(part: str, snap: SiteSnapshot, members: dict[str, list[str]],
                     "back no job")
     for reason, ids in sorted(never.items()):
         who = f"job {next(iter(ids))}" if len(ids) == 1 else f"jobs {_few(ids)}"
-        said.append(f"{at_part}: {who} can never start as asked ({reason}): "
+        why = _OUT_OF_SERVICE_SAID.get(reason, "can never start as asked")
+        said.append(f"{at_part}: {who} {why} ({reason}): "
                     + ("it holds" if len(ids) == 1 else "they hold") + " back no job")
     if unread:
         said.append(f"{where}: {_jobs_wait(unread)} on a dependency that the queue's output does "
@@ -375,6 +378,13 @@ def _waiting_notes(part: str, snap: SiteSnapshot, members: dict[str, list[str]],
                     + ("it is" if len(lone) == 1 else "they are")
                     + " left out, not counted ahead of the job")
     return said
+
+
+# what a waiting job's reason of OUT_OF_SERVICE means
+_OUT_OF_SERVICE_SAID = {
+    "PartitionDown": "starts nowhere until an admin sets its partition UP",
+    "PartitionInactive": "starts nowhere until an admin sets its partition UP",
+    "DeadLine": "cannot end by its --deadline and is being cancelled"}
 
 
 def _lone_singleton(j: JobStatus, snap: SiteSnapshot) -> bool:

@@ -149,7 +149,15 @@ def held_reason(reason: str | None) -> bool:
     partition or association can never run): it takes nothing before the jobs behind it."""
     return bool(reason) and (waits_on_itself(reason)
                              or bool(_NEVER_LIMIT.match(reason))
-                             or bool(NEVER_AS_ASKED.fullmatch(reason)))
+                             or bool(NEVER_AS_ASKED.fullmatch(reason))
+                             or bool(OUT_OF_SERVICE.fullmatch(reason)))
+
+
+# Slurm reasons of a job that starts nowhere until an admin acts or that is about to be
+# removed (job_reason_codes): its partition DOWN or INACTIVE (PartitionDown,
+# PartitionInactive), its --deadline past reach (DeadLine: cancelled); it takes no node
+# before the jobs behind it
+OUT_OF_SERVICE = re.compile(r"\s*(?:PartitionDown|PartitionInactive|DeadLine)\s*")
 
 
 # Slurm reasons of a job that never starts as asked (job_reason_codes): a time limit or node

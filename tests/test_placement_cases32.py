@@ -266,3 +266,36 @@ def test_a_grid_engine_job_waiting_for_an_end_starts_at_the_run_after_it():
     ends = [(placed("#$ -pe smp 6\n#$ -l h_rt=1:00:00", _cell_running_every(s, f))[0]
              .verdict("sge").estimated_start) for s, f in ((1, 1), (300, 90))]
     assert (ends[1] - ends[0]).total_seconds() == 90, ends
+
+
+# ---- waiting jobs that start nowhere for now ------------------------------------------------
+
+@pytest.mark.parametrize(("partition", "reason", "said"), [
+    ("standby", "PartitionDown", "starts nowhere until an admin sets its partition UP"),
+    ("standby", "PartitionInactive", "starts nowhere until an admin sets its partition UP"),
+    ("batch", "DeadLine", "cannot end by its --deadline and is being cancelled")])
+def test_a_waiting_job_of_a_down_partition_or_past_its_deadline_holds_back_no_job(
+        partition: str, reason: str, said: str):
+    """a01-a02 are free at +3 h, a03-a04 now, b01-b02 and the g-nodes (standby's too) at
+    +8 h. Job 900 waits for 4 whole
+    nodes ahead of the job (standby set to batch's PriorityTier, so neither passes the
+    other). Waiting for resources it is planned on a01-a04 from +3 h and the job, 4 whole
+    nodes for 1 h, after it, +7 h; with standby DOWN or INACTIVE (squeue: PartitionDown,
+    PartitionInactive) 900 starts nowhere until an admin acts, and past its --deadline
+    (DeadLine) Slurm cancels it: the job takes a01-a04 at +3 h (before: +7 h)."""
+    state = {"PartitionDown": "DOWN", "PartitionInactive": "INACTIVE"}.get(reason, "UP")
+    parts = partitions(standby=dict(tier=1, preempt="OFF", state=state))
+    base = [running("800", "a01", 48, 3), running("801", "a02", 48, 3),
+            running("102", "b01", 128, 8), running("103", "b02", 128, 8),
+            *(running(f"61{i}", g, 64, 8, partition="gpu", gpus=2 if g == "g03" else 4)
+              for i, g in enumerate(("g01", "g02", "g03")))]
+    job = "#SBATCH -p batch -N 4 --exclusive -t 1:00:00"
+    for why, at_h in (("Resources", 7), (reason, 3)):
+        site = vega(*base, waiting("900", why, cpus=192, count=4, partition=partition),
+                    held=whole("a01", "a02", "b01", "b02", "g01", "g02", "g03"),
+                    parts=parts if why == reason
+                    else partitions(standby=dict(tier=1, preempt="OFF")))
+        p, text = placed(job, site)
+        assert starts_in(p) == at_h, (why, text)
+    assert f"partition batch: job 900 {said} ({reason}): it holds back no job" in notes(p), \
+        text

@@ -1894,6 +1894,9 @@ class SiteSnapshot(_Model):
     # bf_max_job_user_part: how many waiting jobs of one user in one partition its backfill
     # tests at most; None: not set
     bf_max_job_user_part: int | None = None
+    # bf_max_job_test: how many waiting jobs in all its backfill tests at most, in priority
+    # order; None: not set
+    bf_max_job_test: int | None = None
     # Slurm: whether memory is a consumable resource (SelectTypeParameters CR_*_Memory):
     # False where it is not (CR_Core, CR_CPU: jobs' memory is not added up on a node, only
     # each job's is held to the node's size); None: not read

@@ -154,6 +154,7 @@ from .placement_ahead import (
     preemption_delays,
     preemption_off_note,
     qos_victims,
+    site_passes_over,
     tiers_preempt,
     user_partition_passes_over,
 )
@@ -2317,6 +2318,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                                              ranked.lower if ranked is not None else None)
         user_part_waiting = user_partition_passes_over(
             cfg, snap, p.name, ranked.lower if ranked is not None else None)
+        site_waiting = site_passes_over(cfg, snap, ranked.lower if ranked is not None else None)
         by_qos = qos_victims(under, snap)
         if by_qos and (said := _qos_preempts_said(under, by_qos, snap)) not in v.notes:
             v.notes.append(said)
@@ -2334,7 +2336,8 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                      ranked: PriorityView | None = ranked,
                      by_qos: dict[str, float] = by_qos,
                      part_waiting: set[str] | None = part_waiting,
-                     user_part_waiting: set[str] | None = user_part_waiting) -> float:
+                     user_part_waiting: set[str] | None = user_part_waiting,
+                     site_waiting: set[str] | None = site_waiting) -> float:
             if victims or by_qos:  # the running jobs it preempts give their nodes (after
                 # GraceTime)
                 st = preempted(st, victims, held=suspended,
@@ -2359,7 +2362,9 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                      f"wait ahead of it in {name}"),
                     (user_part_waiting, snap.bf_max_job_user_part,
                      "a user in a partition (bf_max_job_user_part)",
-                     f"of yours wait ahead of it in {name}")):
+                     f"of yours wait ahead of it in {name}"),
+                    (site_waiting, snap.bf_max_job_test, "the site (bf_max_job_test)",
+                     "wait ahead of it")):
                 if waiting is None or (tested := _backfill_tests_from(
                         st, queue, name, res, top, waiting, snap, cap=cap)) <= probe.not_before:
                     continue

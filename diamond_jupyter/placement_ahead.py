@@ -177,6 +177,13 @@ def partition_passes_over(cfg: SiteConfig, snap: SiteSnapshot, partition: str,
     return _partition_cap(cfg, snap, partition, snap.bf_max_job_part, None, behind)
 
 
+def site_passes_over(cfg: SiteConfig, snap: SiteSnapshot,
+                     behind: Callable[[str], bool] | None = None) -> set[str] | None:
+    """As `partition_passes_over`, of every job waiting ahead in any partition where the
+    backfill tests no more waiting jobs in all (bf_max_job_test)."""
+    return _partition_cap(cfg, snap, None, snap.bf_max_job_test, None, behind)
+
+
 def user_partition_passes_over(cfg: SiteConfig, snap: SiteSnapshot, partition: str,
                                behind: Callable[[str], bool] | None = None
                                ) -> set[str] | None:
@@ -187,15 +194,16 @@ def user_partition_passes_over(cfg: SiteConfig, snap: SiteSnapshot, partition: s
     return _partition_cap(cfg, snap, partition, snap.bf_max_job_user_part, snap.user, behind)
 
 
-def _partition_cap(cfg: SiteConfig, snap: SiteSnapshot, partition: str, cap: int | None,
-                   user: str | None, behind: Callable[[str], bool] | None
+def _partition_cap(cfg: SiteConfig, snap: SiteSnapshot, partition: str | None,
+                   cap: int | None, user: str | None, behind: Callable[[str], bool] | None
                    ) -> set[str] | None:
-    """The jobs waiting in `partition` ahead of the new job (`user`'s only, where given)
-    once they are `cap` or more; None below it, or where there is no backfill."""
+    """The jobs waiting in `partition` (None: in any) ahead of the new job (`user`'s only,
+    where given) once they are `cap` or more; None below it, or where there is no
+    backfill."""
     if cfg.scheduler != "slurm" or not cap or snap.backfill == "fifo":
         return None
     waiting = {j.native_id for j in snap.pending if not held_reason(j.reason)
-               and partition in (j.partition or "").split(",")
+               and (partition is None or partition in (j.partition or "").split(","))
                and (user is None or j.user == user)
                and not (behind is not None and behind(j.native_id))}
     return waiting if len(waiting) >= cap else None
@@ -384,7 +392,8 @@ def _waiting_notes(part: str, snap: SiteSnapshot, members: dict[str, list[str]],
 _OUT_OF_SERVICE_SAID = {
     "PartitionDown": "starts nowhere until an admin sets its partition UP",
     "PartitionInactive": "starts nowhere until an admin sets its partition UP",
-    "DeadLine": "cannot end by its --deadline and is being cancelled"}
+    "DeadLine": "cannot end by its --deadline and is being cancelled",
+    "Reservation": "waits for its reservation to begin and runs inside it"}
 
 
 def _lone_singleton(j: JobStatus, snap: SiteSnapshot) -> bool:

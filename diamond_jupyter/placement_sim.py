@@ -155,9 +155,11 @@ def held_reason(reason: str | None) -> bool:
 
 # Slurm reasons of a job that starts nowhere until an admin acts or that is about to be
 # removed (job_reason_codes): its partition DOWN or INACTIVE (PartitionDown,
-# PartitionInactive), its --deadline past reach (DeadLine: cancelled); it takes no node
-# before the jobs behind it
-OUT_OF_SERVICE = re.compile(r"\s*(?:PartitionDown|PartitionInactive|DeadLine)\s*")
+# PartitionInactive), its --deadline past reach (DeadLine: cancelled); or that waits for
+# its reservation to begin and then runs inside it (Reservation), on nodes the reservation
+# keeps from other jobs: it takes no node before the jobs behind it
+OUT_OF_SERVICE = re.compile(
+    r"\s*(?:PartitionDown|PartitionInactive|DeadLine|Reservation)\s*")
 
 
 # Slurm reasons of a job that never starts as asked (job_reason_codes): a time limit or node

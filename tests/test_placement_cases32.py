@@ -273,7 +273,8 @@ def test_a_grid_engine_job_waiting_for_an_end_starts_at_the_run_after_it():
 @pytest.mark.parametrize(("partition", "reason", "said"), [
     ("standby", "PartitionDown", "starts nowhere until an admin sets its partition UP"),
     ("standby", "PartitionInactive", "starts nowhere until an admin sets its partition UP"),
-    ("batch", "DeadLine", "cannot end by its --deadline and is being cancelled")])
+    ("batch", "DeadLine", "cannot end by its --deadline and is being cancelled"),
+    ("batch", "Reservation", "waits for its reservation to begin and runs inside it")])
 def test_a_waiting_job_of_a_down_partition_or_past_its_deadline_holds_back_no_job(
         partition: str, reason: str, said: str):
     """a01-a02 are free at +3 h, a03-a04 now, b01-b02 and the g-nodes (standby's too) at
@@ -282,7 +283,9 @@ def test_a_waiting_job_of_a_down_partition_or_past_its_deadline_holds_back_no_jo
     other). Waiting for resources it is planned on a01-a04 from +3 h and the job, 4 whole
     nodes for 1 h, after it, +7 h; with standby DOWN or INACTIVE (squeue: PartitionDown,
     PartitionInactive) 900 starts nowhere until an admin acts, and past its --deadline
-    (DeadLine) Slurm cancels it: the job takes a01-a04 at +3 h (before: +7 h)."""
+    (DeadLine) Slurm cancels it, and waiting for its reservation to begin (Reservation) it
+    runs only inside it, on nodes the reservation keeps from the job anyway: the job takes
+    a01-a04 at +3 h (before: +7 h)."""
     state = {"PartitionDown": "DOWN", "PartitionInactive": "INACTIVE"}.get(reason, "UP")
     parts = partitions(standby=dict(tier=1, preempt="OFF", state=state))
     base = [running("800", "a01", 48, 3), running("801", "a02", 48, 3),
@@ -299,3 +302,32 @@ def test_a_waiting_job_of_a_down_partition_or_past_its_deadline_holds_back_no_jo
         assert starts_in(p) == at_h, (why, text)
     assert f"partition batch: job 900 {said} ({reason}): it holds back no job" in notes(p), \
         text
+
+
+# ---- bf_max_job_test --------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("where", "cap", "at_h"), [
+    (("batch", "batch", "batch"), "5", 0), (("batch", "batch", "batch"), "2", 12),
+    (("batch", "bigmem", "batch"), "3", 8), (("batch", "bigmem", "batch"), "4", 0)])
+def test_bf_max_job_test_passes_the_job_over_while_that_many_wait_ahead_anywhere(
+        where: tuple[str, ...], cap: str, at_h: int):
+    """a01 is free; b01-b02 and l01-l02 are full to +8 h. Three jobs wait ahead: in batch
+    each for b01-b02 whole (4 h), in bigmem for one l-node. The 4-CPU job fits a01 now.
+    With bf_max_job_test=2 the backfill tests only the first two waiting jobs of the site:
+    the job once only one waits ahead, +12 h (before: now); with 3, the three of two
+    partitions pass it over until the first starts, +8 h (bf_max_job_part would count only
+    batch's two); with 4 or 5 it is tested now."""
+    jobs = [running(f"10{i}", n, 48 if n[0] == "a" else 128, 6 if n[0] == "a" else 8,
+                    partition="bigmem" if n[0] == "l" else "batch")
+            for i, n in enumerate(("a02", "a03", "a04", "b01", "b02", "l01", "l02"))]
+    jobs += [waiting(f"60{i}", "Resources", cpus=256 if w == "batch" else 128,
+                     count=2 if w == "batch" else 1, partition=w)
+             for i, w in enumerate(where)]
+    site = vega(*jobs, held=whole("a02", "a03", "a04", "b01", "b02", "l01", "l02"),
+                config=f"SchedulerParameters = bf_max_job_test={cap}\n")
+    assert site[1].bf_max_job_test == int(cap)
+    p, said = placed("#SBATCH -p batch -c 4 -t 1:00:00", site)
+    assert starts_in(p) == at_h, said
+    assert any(n.startswith(f"partition batch: Slurm's backfill tests at most {cap} waiting "
+                            "jobs of the site (bf_max_job_test) and 3 wait ahead of it")
+               for n in notes(p)) == (at_h > 0), said

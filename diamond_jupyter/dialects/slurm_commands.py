@@ -612,14 +612,15 @@ class SlurmCommands(FailureReading, AccountingReach):
     @staticmethod
     def parse_backfill_limits(text: str) -> dict[str, int]:
         """`bf_max_job_part=N`, `bf_resolution=S` (seconds), `bf_min_prio_reserve=P`,
-        `bf_min_age_reserve=S` (seconds), `bf_job_part_count_reserve=N` and
-        `bf_max_job_user_part=N` of `SchedulerParameters = ...` in `scontrol show
-        config`, by those names; one not set, 0 or not a whole number is left out (up to
-        ten digits: a job's priority, and so bf_min_prio_reserve, runs to 2**32 - 1)."""
+        `bf_min_age_reserve=S` (seconds), `bf_job_part_count_reserve=N`,
+        `bf_max_job_user_part=N` and `bf_max_job_test=N` of `SchedulerParameters = ...` in
+        `scontrol show config`, by those names; one not set, 0 or not a whole number is left
+        out (up to ten digits: a job's priority, and so bf_min_prio_reserve, runs to
+        2**32 - 1)."""
         params = _scheduler_parameters(text) or {}
         return {k: int(n) for k in ("bf_max_job_part", "bf_resolution", "bf_min_prio_reserve",
                                     "bf_min_age_reserve", "bf_job_part_count_reserve",
-                                    "bf_max_job_user_part")
+                                    "bf_max_job_user_part", "bf_max_job_test")
                 if re.fullmatch(r"[0-9]{1,10}", n := params.get(k, "")) and int(n)}
 
     @staticmethod
@@ -1063,6 +1064,7 @@ class SlurmCommands(FailureReading, AccountingReach):
             bf_min_age_reserve_s=backfill_more.get("bf_min_age_reserve"),
             bf_job_part_count_reserve=backfill_more.get("bf_job_part_count_reserve"),
             bf_max_job_user_part=backfill_more.get("bf_max_job_user_part"),
+            bf_max_job_test=backfill_more.get("bf_max_job_test"),
             memory_consumable=memory_consumable, enforce_part_limits=enforce_part_limits,
             select_type=self.parse_select_type(outputs.get("config", "")),
             backfill=self.parse_backfill(outputs.get("config", "")),

@@ -9,6 +9,7 @@ numbers."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,9 @@ from test_placement_cases28 import (
     waiting,
     whole,
 )
+from test_slurmrest_gaps import _n, _partition_v41
+from test_slurmrest_gaps import recorded as rest_recorded
+from test_slurmrest_gaps import snapshot as rest_snapshot
 
 from diamond_jupyter.dialects.sge_commands import SgeCommands, scheduler_runs
 from diamond_jupyter.dialects.slurm_commands import SlurmCommands
@@ -331,3 +335,20 @@ def test_bf_max_job_test_passes_the_job_over_while_that_many_wait_ahead_anywhere
     assert any(n.startswith(f"partition batch: Slurm's backfill tests at most {cap} waiting "
                             "jobs of the site (bf_max_job_test) and 3 wait ahead of it")
                for n in notes(p)) == (at_h > 0), said
+
+
+def test_slurmrestd_partitions_that_set_their_timeouts_apart_keep_each_its_own():
+    """slurmrestd serves each partition's `timeouts`: alike in every partition they are
+    the site's (test_slurmrest_gaps); set apart, each partition keeps its own (before:
+    neither, and Slurm's defaults bounded every boot)."""
+    apart = json.dumps({"partitions": [_partition_v41("a", _n(600), _n(0, set_=False)),
+                                       _partition_v41("b", _n(300), _n(0xFFFE))]})
+    snap = rest_snapshot(rest_recorded("jobs.json"), apart, "v0.0.41")
+    assert snap.node_timeouts is None
+    assert [(p.name, p.resume_timeout_s, p.suspend_timeout_s) for p in snap.partitions] == [
+        ("a", 600, None), ("b", 300, None)]
+    alike = json.dumps({"partitions": [_partition_v41("a", _n(600), _n(45)),
+                                       _partition_v41("b", _n(600), _n(45))]})
+    snap = rest_snapshot(rest_recorded("jobs.json"), alike, "v0.0.41")
+    assert {(p.resume_timeout_s, p.suspend_timeout_s) for p in snap.partitions} == {
+        (None, None)}

@@ -1,8 +1,11 @@
 """What a job meets of the jobs ahead of it in a queue, and the notes that say it: the
 partitions a Slurm job preempts (and where suspended jobs keep their memory), the
-suspended jobs it waits for, the user's own jobs Slurm's backfill passes over
-(bf_max_job_user), and the jobs waiting for a begin time, a dependency or nodes out,
-which come ahead of it from then or hold back no job. Pure code."""
+suspended jobs it waits for, the waiting jobs past which Slurm's backfill tests no more
+and so passes the job over (bf_max_job_user: the user's; bf_max_job_part: a partition's;
+bf_max_job_user_part: the user's in a partition; bf_max_job_test: the site's), and the
+jobs waiting for a begin time, a dependency or nodes out, or in a partition DOWN, past
+their deadline or for their reservation, which come ahead of it from then or hold back
+no job. Pure code."""
 
 from __future__ import annotations
 

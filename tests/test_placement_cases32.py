@@ -2,8 +2,13 @@
 predictions missed before, read from what the snapshot's one batch of commands prints.
 On vega (test_placement_cases28, whose docstring lists its nodes and partitions): a
 partition's own ResumeTimeout and SuspendTimeout (power saving's bound on a boot, in place
-of the site's); the waiting jobs of an OverSubscribe=EXCLUSIVE partition taking whole
-nodes; SelectType=select/linear (whole nodes to every job).
+of the site's; slurmrestd's per-partition `timeouts` too); the waiting jobs of an
+OverSubscribe=EXCLUSIVE partition taking whole nodes; SelectType=select/linear (whole
+nodes to every job); SchedulerParameters bf_job_part_count_reserve, bf_max_job_user_part
+and bf_max_job_test; waiting jobs ahead that start nowhere for now (PartitionDown,
+PartitionInactive, DeadLine, Reservation). On the recorded Grid Engine cell
+(test_placement_cases28's): the scheduler's runs (schedule_interval, flush_submit_sec,
+flush_finish_sec).
 NOW is Sunday 2026-03-01 09:00 UTC. Each case's docstring works its answer out from vega's
 numbers."""
 

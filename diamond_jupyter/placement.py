@@ -2769,6 +2769,8 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     if cfg.scheduler == "sge":
         start_s, said = _scheduler_run(snap, start_s, _now_or_never(spec))
         v.notes += said
+        if said and v.start_bound is not None:  # a bound is never before the start
+            v.start_bound = max(v.start_bound, plus_seconds(now, start_s))
     v.feasible = True
     v.partition = pname or None
     v.verdict = "READY" if start_s <= READY_TOLERANCE_S else "BUSY"

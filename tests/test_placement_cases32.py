@@ -35,9 +35,11 @@ from test_slurmrest_gaps import _n, _partition_v41
 from test_slurmrest_gaps import recorded as rest_recorded
 from test_slurmrest_gaps import snapshot as rest_snapshot
 
+from diamond_jupyter.calibration import RunSample, SiteCalibration
 from diamond_jupyter.dialects.sge_commands import SgeCommands, scheduler_runs
 from diamond_jupyter.dialects.slurm_commands import SlurmCommands
 from diamond_jupyter.federation import Federation
+from diamond_jupyter.placement import place
 from diamond_jupyter.placement_fit import timeouts_by_node, timeouts_of
 from diamond_jupyter.placement_slurm_sched import LINEAR_WHOLE, slurm_config_view
 
@@ -357,3 +359,13 @@ def test_slurmrestd_partitions_that_set_their_timeouts_apart_keep_each_its_own()
     snap = rest_snapshot(rest_recorded("jobs.json"), alike, "v0.0.41")
     assert {(p.resume_timeout_s, p.suspend_timeout_s) for p in snap.partitions} == {
         (None, None)}
+
+
+def test_a_calibrated_grid_engine_start_at_the_schedulers_run_keeps_its_bound_after_it():
+    """A calibrated start has a 90% bound; planned at the scheduler's first run, 2 minutes
+    on, the bound is never before it."""
+    cal = {"sge": SiteCalibration([RunSample("all.q", 4, 600.0, 300.0, k) for k in range(40)])}
+    spec = Federation.parse("#!/bin/bash\n#$ -pe smp 4\n#$ -l h_rt=1:00:00\n./app\n")
+    v = place(spec, [_cell_running_every(120, 120)], now=NOW, calibration=cal).verdict("sge")
+    assert (v.estimated_start - NOW).total_seconds() == 120, v
+    assert v.start_bound is not None and v.start_bound >= v.estimated_start, v

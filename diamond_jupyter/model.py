@@ -1355,6 +1355,10 @@ class Partition(_Model):
     # Slurm GraceTime (seconds): how long a job of this partition chosen for preemption
     # runs on before it is stopped; None: not read (0, Slurm's default)
     grace_time_s: int | None = None
+    # Slurm ResumeTimeout / SuspendTimeout a partition sets for its own nodes (seconds; a
+    # node in several partitions boots within the longest); None: GLOBAL, the site's
+    resume_timeout_s: int | None = None
+    suspend_timeout_s: int | None = None
     # Slurm PriorityJobFactor: the partition factor of a job's multifactor priority (its
     # share of the largest of the site's)
     priority_job_factor: int | None = None
@@ -1850,6 +1854,12 @@ class SiteSnapshot(_Model):
     # more. None: no such limit (0) or not read
     sge_max_u_jobs: int | None = None
     sge_max_jobs: int | None = None
+    # Grid Engine (`qconf -ssconf`): the longest a job that can start waits for the
+    # scheduler's run after its submit, and after a running job's end: flush_submit_sec /
+    # flush_finish_sec where set (a run that many seconds after), else schedule_interval;
+    # None: not read
+    sge_submit_run_s: int | None = None
+    sge_finish_run_s: int | None = None
     # Slurm: PreemptType (`scontrol show config`: preempt/none, preempt/partition_prio,
     # preempt/qos) and PreemptExemptTime (seconds a job runs before it may be preempted);
     # None: not read
@@ -1877,6 +1887,16 @@ class SiteSnapshot(_Model):
     bf_resolution_s: int | None = None
     bf_min_prio_reserve: int | None = None
     bf_min_age_reserve_s: int | None = None
+    # bf_job_part_count_reserve: only that many of the highest-priority waiting jobs of each
+    # partition keep a slot in Slurm's backfill plan (the rest start only where they delay
+    # none of those); None: not set (every waiting job keeps one)
+    bf_job_part_count_reserve: int | None = None
+    # bf_max_job_user_part: how many waiting jobs of one user in one partition its backfill
+    # tests at most; None: not set
+    bf_max_job_user_part: int | None = None
+    # bf_max_job_test: how many waiting jobs in all its backfill tests at most, in priority
+    # order; None: not set
+    bf_max_job_test: int | None = None
     # Slurm: whether memory is a consumable resource (SelectTypeParameters CR_*_Memory):
     # False where it is not (CR_Core, CR_CPU: jobs' memory is not added up on a node, only
     # each job's is held to the node's size); None: not read
@@ -1884,6 +1904,9 @@ class SiteSnapshot(_Model):
     # Slurm: EnforcePartLimits (ALL, ANY, NO): with ALL, sbatch refuses a job listing
     # several partitions whose limits one of them does not meet; None: not read
     enforce_part_limits: str | None = None
+    # Slurm SelectType (`scontrol show config`: select/cons_tres, select/linear ...):
+    # select/linear gives every job whole nodes; None: not read
+    select_type: str | None = None
     # Slurm multifactor priority: how a new job's priority is weighed (None: not read),
     # and each waiting job's priority (`sprio` %Y, by job id; None: not read)
     priority: SlurmPriority | None = None

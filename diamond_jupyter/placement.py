@@ -154,7 +154,9 @@ from .placement_ahead import (
     preemption_delays,
     preemption_off_note,
     qos_victims,
+    site_passes_over,
     tiers_preempt,
+    user_partition_passes_over,
 )
 from .placement_explain import (
     NotChecked,
@@ -205,6 +207,8 @@ from .placement_fit import (
     seen_out_at,
     site_nodes,
     time_limit,
+    timeouts_by_node,
+    timeouts_of,
     with_complexes,
     words_of,
 )
@@ -340,6 +344,7 @@ from .placement_sim import (
     together_start,
 )
 from .placement_slurm_sched import (
+    LINEAR_WHOLE,
     MAX_CONTIGUOUS_RUNS,
     OWN_UNRESERVED_SAID,
     UNRESERVED_AHEAD_SAID,
@@ -994,8 +999,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     usable = {n.name for n in nodes if node_usable(n, in_resv)}
     # out now but back by themselves (not responding, rebooting): capacity, not free
     seen = seen_out_at(snap.read_at or snap.taken_at, now)
-    back = {n.name: b for n in nodes
-            if (b := node_returning(n, in_resv, snap.node_timeouts, now, seen)) is not None}
+    own_timeouts = timeouts_by_node(snap.partitions, snap.node_timeouts)
+    back = {n.name: b for n in nodes if (b := node_returning(
+        n, in_resv, own_timeouts.get(n.name, snap.node_timeouts), now, seen)) is not None}
     # of them, those power saving has off, booting or going off (taking jobs once booted)
     power = {x: kind for n in nodes if (x := n.name) in back and node_usable(n, in_resv)
              and (kind := node_power(n)) is not None}
@@ -1475,9 +1481,10 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         v.notes += _overrun_note(v.partition, set(fits.get(v.partition, ())) & set(
             members.get(v.partition, [])), snap, now)
     if v.partition is not None and v.verdict != "READY":
-        v.notes += _returning_note(v.partition, [
-            n for n in nodes if n.name in back and n.name in fits.get(v.partition, ())
-            and n.name in members.get(v.partition, [])], back, snap.node_timeouts, power, seen)
+        out = [n for n in nodes if n.name in back and n.name in fits.get(v.partition, ())
+               and n.name in members.get(v.partition, [])]
+        v.notes += _returning_note(v.partition, out, back, timeouts_of(
+            own_timeouts, [n.name for n in out], snap.node_timeouts), power, seen)
         if cfg.scheduler == "lsf":
             v.notes += _closed_note(v.partition, [
                 n for n in nodes if n.name in fits.get(v.partition, ())
@@ -1485,7 +1492,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     if v.partition is not None and v.verdict == "READY":
         ready = [n for n in nodes if n.name in fits[v.partition] and n.name in usable
                  and n.name in members.get(v.partition, [])]
-        v.notes += _boot_note(v.partition, reqs[v.partition], ready, snap.node_timeouts)
+        v.notes += _boot_note(v.partition, reqs[v.partition], ready, timeouts_of(
+            own_timeouts, [n.name for n in ready], snap.node_timeouts))
         chosen_p = next((p for p in good if p.name == v.partition), None)
         if chosen_p is not None:
             v.notes += _landing_note(chosen_p, reqs[v.partition], ready)
@@ -1890,8 +1898,9 @@ def _in_partition(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],
         out = replace(out, walltime=float(p.default_time_s))
     if (p.oversubscribe or "").upper().startswith("EXCLUSIVE") and not out.whole:
         out = replace(out, whole=True)
-        notes.append(f"partition {p.name} gives every job whole nodes "
-                     "(OverSubscribe=EXCLUSIVE)")
+        if p.oversubscribe != LINEAR_WHOLE:  # select/linear: said once, for the site
+            notes.append(f"partition {p.name} gives every job whole nodes "
+                         "(OverSubscribe=EXCLUSIVE)")
     out = _default_tasks(out, spec, p, nodes, members, notes)
     asked = req.mem > 0 or r.memory_mb is not None
     out, asked, queue_span = _queue_res_req(out, spec, p, asked, notes)
@@ -2307,6 +2316,9 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                 v.notes.append(said)
         part_waiting = partition_passes_over(cfg, snap, p.name,
                                              ranked.lower if ranked is not None else None)
+        user_part_waiting = user_partition_passes_over(
+            cfg, snap, p.name, ranked.lower if ranked is not None else None)
+        site_waiting = site_passes_over(cfg, snap, ranked.lower if ranked is not None else None)
         by_qos = qos_victims(under, snap)
         if by_qos and (said := _qos_preempts_said(under, by_qos, snap)) not in v.notes:
             v.notes.append(said)
@@ -2323,7 +2335,9 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                      fair: FairShareView | None = fair,
                      ranked: PriorityView | None = ranked,
                      by_qos: dict[str, float] = by_qos,
-                     part_waiting: set[str] | None = part_waiting) -> float:
+                     part_waiting: set[str] | None = part_waiting,
+                     user_part_waiting: set[str] | None = user_part_waiting,
+                     site_waiting: set[str] | None = site_waiting) -> float:
             if victims or by_qos:  # the running jobs it preempts give their nodes (after
                 # GraceTime)
                 st = preempted(st, victims, held=suspended,
@@ -2343,18 +2357,23 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                         f"enough of them have started, or the jobs waiting ahead in partition "
                         f"{name} have (in priority order): +{hms(tested)}")
                 probe = replace(probe, not_before=tested)
-            if part_waiting is not None and (tested := _backfill_tests_from(
-                    st, queue, name, res, top, part_waiting, snap,
-                    cap=snap.bf_max_job_part)) > probe.not_before:
-                if not any(n.startswith(f"partition {name}: Slurm's backfill tests at most "
-                                        f"{snap.bf_max_job_part} waiting jobs of a partition")
-                           for n in v.notes):  # the first (walltime) view's
-                    v.notes.append(
-                        f"partition {name}: Slurm's backfill tests at most "
-                        f"{snap.bf_max_job_part} waiting jobs of a partition (bf_max_job_part) "
-                        f"and {len(part_waiting)} wait ahead of it in {name}: it passes the "
-                        f"job over until enough of them have started (in priority order): "
-                        f"+{hms(tested)}")
+            for waiting, cap, of, ahead in (
+                    (part_waiting, snap.bf_max_job_part, "a partition (bf_max_job_part)",
+                     f"wait ahead of it in {name}"),
+                    (user_part_waiting, snap.bf_max_job_user_part,
+                     "a user in a partition (bf_max_job_user_part)",
+                     f"of yours wait ahead of it in {name}"),
+                    (site_waiting, snap.bf_max_job_test, "the site (bf_max_job_test)",
+                     "wait ahead of it")):
+                if waiting is None or (tested := _backfill_tests_from(
+                        st, queue, name, res, top, waiting, snap, cap=cap)) <= probe.not_before:
+                    continue
+                said = f"partition {name}: Slurm's backfill tests at most {cap} waiting jobs " \
+                    f"of {of}"
+                if not any(n.startswith(said) for n in v.notes):  # the first view's
+                    v.notes.append(f"{said} and {len(waiting)} {ahead}: it passes the job "
+                                   "over until enough of them have started (in priority "
+                                   f"order): +{hms(tested)}")
                 probe = replace(probe, not_before=tested)
             at = slots_position(queue, req.nodes * max(req.cpn, 1), st.cap_c) \
                 if by_slots else None
@@ -2747,6 +2766,11 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
         v.notes.append(f"reservation {spec.reservation} ends at {resv_end:%Y-%m-%d %H:%M}: "
                        f"the job must start by +{hms(latest)} to end inside it ({_RESV_END})")
         start_s = min(start_s, max(latest, 0.0))
+    if cfg.scheduler == "sge":
+        start_s, said = _scheduler_run(snap, start_s, _now_or_never(spec))
+        v.notes += said
+        if said and v.start_bound is not None:  # a bound is never before the start
+            v.start_bound = max(v.start_bound, plus_seconds(now, start_s))
     v.feasible = True
     v.partition = pname or None
     v.verdict = "READY" if start_s <= READY_TOLERANCE_S else "BUSY"
@@ -2887,6 +2911,26 @@ def _pbs_group_key(spec: JobSpec) -> str | None:
     return next((d.option.split("=", 1)[1] for d in spec.unknown if d.dialect == "pbs"
                  and d.option.startswith("-l place:group=") and d.option.split("=", 1)[1]),
                 None)
+
+
+def _scheduler_run(snap: SiteSnapshot, start_s: float, immediate: bool
+                   ) -> tuple[float, list[str]]:
+    """A Grid Engine job starts only at a scheduler run: one it could start at once waits
+    for the first after its submit, a later one for the first after the end it waits for
+    (`SiteSnapshot.sge_submit_run_s`, `sge_finish_run_s`). Planned at that bound where it
+    is longer than a start now (READY_TOLERANCE_S); else as it is, unsaid. `immediate`
+    (`-now y`): qsub has it scheduled at once, no run waited for."""
+    now_ = start_s <= READY_TOLERANCE_S
+    if now_ and immediate:
+        return start_s, []
+    wait = snap.sge_submit_run_s if now_ else snap.sge_finish_run_s
+    if not wait or wait <= READY_TOLERANCE_S:
+        return start_s, []
+    after = "its submit (flush_submit_sec, else schedule_interval)" if now_ else \
+        "the end it waits for (flush_finish_sec, else schedule_interval)"
+    return start_s + wait, [
+        f"Grid Engine dispatches jobs only at its scheduler's runs: the first after {after} "
+        f"comes within {hms(wait)}, planned then"]
 
 
 def _now_or_never(spec: JobSpec) -> bool:

@@ -1,8 +1,11 @@
 """What a job meets of the jobs ahead of it in a queue, and the notes that say it: the
 partitions a Slurm job preempts (and where suspended jobs keep their memory), the
-suspended jobs it waits for, the user's own jobs Slurm's backfill passes over
-(bf_max_job_user), and the jobs waiting for a begin time, a dependency or nodes out,
-which come ahead of it from then or hold back no job. Pure code."""
+suspended jobs it waits for, the waiting jobs past which Slurm's backfill tests no more
+and so passes the job over (bf_max_job_user: the user's; bf_max_job_part: a partition's;
+bf_max_job_user_part: the user's in a partition; bf_max_job_test: the site's), and the
+jobs waiting for a begin time, a dependency or nodes out, or in a partition DOWN, past
+their deadline or for their reservation, which come ahead of it from then or hold back
+no job. Pure code."""
 
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from .placement_deps import DependencyGate, ids_of, parse_dependency, singleton_
 from .placement_fit import _few, aware
 from .placement_sim import (
     NEVER_AS_ASKED,
+    OUT_OF_SERVICE,
     Demand,
     Reservation,
     SimState,
@@ -173,11 +177,37 @@ def partition_passes_over(cfg: SiteConfig, snap: SiteSnapshot, partition: str,
     reached by them): it passes the job over; None where it tests it, or where there is no
     backfill. The backfill tests jobs in priority order: a job `behind` says waits behind
     the new job (of a lower priority) is tested after it, so it is not counted."""
-    cap = snap.bf_max_job_part
+    return _partition_cap(cfg, snap, partition, snap.bf_max_job_part, None, behind)
+
+
+def site_passes_over(cfg: SiteConfig, snap: SiteSnapshot,
+                     behind: Callable[[str], bool] | None = None) -> set[str] | None:
+    """As `partition_passes_over`, of every job waiting ahead in any partition where the
+    backfill tests no more waiting jobs in all (bf_max_job_test)."""
+    return _partition_cap(cfg, snap, None, snap.bf_max_job_test, None, behind)
+
+
+def user_partition_passes_over(cfg: SiteConfig, snap: SiteSnapshot, partition: str,
+                               behind: Callable[[str], bool] | None = None
+                               ) -> set[str] | None:
+    """As `partition_passes_over`, of the user's own jobs waiting in `partition` where the
+    backfill tests no more of one user's in one partition (bf_max_job_user_part)."""
+    if not snap.user:
+        return None
+    return _partition_cap(cfg, snap, partition, snap.bf_max_job_user_part, snap.user, behind)
+
+
+def _partition_cap(cfg: SiteConfig, snap: SiteSnapshot, partition: str | None,
+                   cap: int | None, user: str | None, behind: Callable[[str], bool] | None
+                   ) -> set[str] | None:
+    """The jobs waiting in `partition` (None: in any) ahead of the new job (`user`'s only,
+    where given) once they are `cap` or more; None below it, or where there is no
+    backfill."""
     if cfg.scheduler != "slurm" or not cap or snap.backfill == "fifo":
         return None
     waiting = {j.native_id for j in snap.pending if not held_reason(j.reason)
-               and partition in (j.partition or "").split(",")
+               and (partition is None or partition in (j.partition or "").split(","))
+               and (user is None or j.user == user)
                and not (behind is not None and behind(j.native_id))}
     return waiting if len(waiting) >= cap else None
 
@@ -314,7 +344,8 @@ def _waiting_notes(part: str, snap: SiteSnapshot, members: dict[str, list[str]],
             begin.append(_dependency_note(at_part, j, gate, at))
         elif waits_for_nodes_out(j, by_name, snap.node_timeouts):
             out_for.setdefault(_few(set(unavailable_nodes(j))), set()).add(j.native_id)
-        elif NEVER_AS_ASKED.fullmatch(j.reason or ""):
+        elif NEVER_AS_ASKED.fullmatch(j.reason or "") or \
+                OUT_OF_SERVICE.fullmatch(j.reason or ""):
             never.setdefault((j.reason or "").strip(), set()).add(j.native_id)
         elif where is not None and (on := _PBS_ON_COUNT.search(j.reason or "")):
             to_come[j.native_id] = int(on.group(1))
@@ -334,7 +365,8 @@ def _waiting_notes(part: str, snap: SiteSnapshot, members: dict[str, list[str]],
                     "back no job")
     for reason, ids in sorted(never.items()):
         who = f"job {next(iter(ids))}" if len(ids) == 1 else f"jobs {_few(ids)}"
-        said.append(f"{at_part}: {who} can never start as asked ({reason}): "
+        why = _OUT_OF_SERVICE_SAID.get(reason, "can never start as asked")
+        said.append(f"{at_part}: {who} {why} ({reason}): "
                     + ("it holds" if len(ids) == 1 else "they hold") + " back no job")
     if unread:
         said.append(f"{where}: {_jobs_wait(unread)} on a dependency that the queue's output does "
@@ -357,6 +389,14 @@ def _waiting_notes(part: str, snap: SiteSnapshot, members: dict[str, list[str]],
                     + ("it is" if len(lone) == 1 else "they are")
                     + " left out, not counted ahead of the job")
     return said
+
+
+# what a waiting job's reason of OUT_OF_SERVICE means
+_OUT_OF_SERVICE_SAID = {
+    "PartitionDown": "starts nowhere until an admin sets its partition UP",
+    "PartitionInactive": "starts nowhere until an admin sets its partition UP",
+    "DeadLine": "cannot end by its --deadline and is being cancelled",
+    "Reservation": "waits for its reservation to begin and runs inside it"}
 
 
 def _lone_singleton(j: JobStatus, snap: SiteSnapshot) -> bool:

@@ -181,6 +181,56 @@ def seen_out_at(read_at: datetime, now: datetime) -> datetime:
     return min(aware(read_at), now)
 
 
+_OWN_TIMEOUTS = (("ResumeTimeout", "resume_timeout_s", REBOOT_S),
+                 ("SuspendTimeout", "suspend_timeout_s", SUSPEND_S))
+
+
+def timeouts_by_node(partitions: list[Partition], site: dict[str, float] | None
+                     ) -> dict[str, dict[str, float]]:
+    """The timeouts of each node a partition setting its own ResumeTimeout or
+    SuspendTimeout holds (slurm.conf: a partition's own is used for its nodes; a node of
+    several partitions is bounded by the longest, GLOBAL being the site's): the site's
+    `node_timeouts` with those in their place, `Partition<name>` marking a partition's own
+    value; {} where no partition sets one (every node then goes by the site's)."""
+    own = [p for p in partitions if p.resume_timeout_s is not None
+           or p.suspend_timeout_s is not None]
+    if not own:
+        return {}
+    site = site or {}
+    holders: dict[str, list[Partition]] = {}
+    for p in partitions:
+        for name in p.nodes:
+            holders.setdefault(name, []).append(p)
+    out: dict[str, dict[str, float]] = {}
+    for name in {n for p in own for n in p.nodes}:
+        t = dict(site)
+        for key, field, default in _OWN_TIMEOUTS:
+            values = [(float(v), True) if (v := getattr(p, field)) is not None
+                      else (site.get(key, default), False) for p in holders[name]]
+            longest, is_own = max(values, key=lambda vo: (vo[0], not vo[1]))
+            if is_own:
+                t[key] = t[f"Partition{key}"] = longest
+        out[name] = t
+    return out
+
+
+def timeouts_of(by_node: dict[str, dict[str, float]], names: Collection[str],
+                site: dict[str, float] | None) -> dict[str, float] | None:
+    """The timeouts bounding every node of `names` at once: the longest of theirs
+    (`timeouts_by_node`, the site's for a node not in it); the site's where none has its
+    own."""
+    each = [by_node.get(n, site or {}) for n in names]
+    if not any(n in by_node for n in names):
+        return site
+    out = dict(site or {})
+    for key, _, default in _OWN_TIMEOUTS:
+        longest, is_own = max(((t.get(key, default), f"Partition{key}" in t) for t in each),
+                              key=lambda vo: (vo[0], not vo[1]))
+        if is_own:
+            out[key] = out[f"Partition{key}"] = longest
+    return out
+
+
 def returning_timeouts(timeouts: dict[str, float] | None) -> tuple[float, float]:
     """(SlurmdTimeout, ResumeTimeout) of a site: its own where read, else Slurm's default."""
     t = timeouts or {}

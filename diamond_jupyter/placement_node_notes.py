@@ -41,7 +41,13 @@ def _boot_note(partition: str, req: Req, nodes: list[Node],
 def _resume_said(timeouts: dict[str, float] | None) -> str:
     t = timeouts or {}
     return (f"{returning_timeouts(t)[1]:.0f} s ("
-            + ("the site's" if "ResumeTimeout" in t else "Slurm's default") + " ResumeTimeout)")
+            + _whose(t, "ResumeTimeout") + " ResumeTimeout)")
+
+
+def _whose(timeouts: dict[str, float], key: str) -> str:
+    """Whose timeout `key` bounds the nodes: their partition's own, the site's, Slurm's."""
+    return "their partition's own" if f"Partition{key}" in timeouts else \
+        "the site's" if key in timeouts else "Slurm's default"
 
 
 def _returning_note(partition: str, out: list[Node], back: dict[str, tuple[float, bool]],
@@ -78,7 +84,7 @@ def _returning_note(partition: str, out: list[Node], back: dict[str, tuple[float
         said.append(f"partition {partition}: {_few(set(reboot))} to be rebooted: no new job "
                     "there until the reboot, after the jobs on it end (planned back "
                     f"{reboot_s:.0f} s later, "
-                    + ("the site's" if "ResumeTimeout" in t else "Slurm's default")
+                    + _whose(t, "ResumeTimeout")
                     + " ResumeTimeout)")
     if kinds["off"]:
         said.append(f"partition {partition}: {_few(kinds['off'])} powered down: Slurm boots "
@@ -93,7 +99,7 @@ def _returning_note(partition: str, out: list[Node], back: dict[str, tuple[float
         said.append(f"partition {partition}: {_few(kinds['going_off'])} being powered down: "
                     "no job there until it is off, within "
                     f"{suspend_s:.0f} s ("
-                    + ("the site's" if "SuspendTimeout" in t else "Slurm's default")
+                    + _whose(t, "SuspendTimeout")
                     + f" SuspendTimeout), and booted again, within {_resume_said(t)}")
     return said
 

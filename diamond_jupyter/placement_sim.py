@@ -108,7 +108,7 @@ from .placement_deps import (
     parse_dependency,
     singleton_parents,
 )
-from .placement_fit import aware, node_returning, node_usable, seen_out_at
+from .placement_fit import aware, node_returning, node_usable, seen_out_at, timeouts_by_node
 
 _ELEMENT = re.compile(r"[0-9]+\[[0-9]+\]")  # LSF's record of one array element, `500[7]`
 
@@ -149,7 +149,17 @@ def held_reason(reason: str | None) -> bool:
     partition or association can never run): it takes nothing before the jobs behind it."""
     return bool(reason) and (waits_on_itself(reason)
                              or bool(_NEVER_LIMIT.match(reason))
-                             or bool(NEVER_AS_ASKED.fullmatch(reason)))
+                             or bool(NEVER_AS_ASKED.fullmatch(reason))
+                             or bool(OUT_OF_SERVICE.fullmatch(reason)))
+
+
+# Slurm reasons of a job that starts nowhere until an admin acts or that is about to be
+# removed (job_reason_codes): its partition DOWN or INACTIVE (PartitionDown,
+# PartitionInactive), its --deadline past reach (DeadLine: cancelled); or that waits for
+# its reservation to begin and then runs inside it (Reservation), on nodes the reservation
+# keeps from other jobs: it takes no node before the jobs behind it
+OUT_OF_SERVICE = re.compile(
+    r"\s*(?:PartitionDown|PartitionInactive|DeadLine|Reservation)\s*")
 
 
 # Slurm reasons of a job that never starts as asked (job_reason_codes): a time limit or node
@@ -429,7 +439,9 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
     free CPUs and GPUs past those tasks' are held so too (`-n 8 --mem-per-cpu=2G` takes 2
     of a node's 8 free CPUs while 4 GB of its memory is free)."""
     seen = seen_out_at(snap.read_at or snap.taken_at, now)
-    back = [node_returning(n, in_reservation, snap.node_timeouts, now, seen) for n in nodes]
+    own_timeouts = timeouts_by_node(snap.partitions, snap.node_timeouts)
+    back = [node_returning(n, in_reservation, own_timeouts.get(n.name, snap.node_timeouts), now,
+                           seen) for n in nodes]
     usable = [node_usable(n, in_reservation) or b is not None for n, b in zip(nodes, back,
                                                                              strict=True)]
     cap_c = [n.cpus if u else 0 for n, u in zip(nodes, usable, strict=True)]
@@ -866,6 +878,13 @@ def hold_horizon(queue: list[Demand]) -> float:
                default=0.0)
 
 
+def whole_node_partitions(snap: SiteSnapshot) -> set[str]:
+    """The Slurm partitions that give every job whole nodes (OverSubscribe=EXCLUSIVE): a
+    job waiting there takes each of its nodes whole, whatever CPUs it asks."""
+    return {p.name for p in snap.partitions
+            if (p.oversubscribe or "").upper().startswith("EXCLUSIVE")}
+
+
 def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[str]],
                     now: datetime, part_max: dict[str, float], ratio: RatioFn | None = None
                     ) -> list[Demand]:
@@ -892,6 +911,7 @@ def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[st
         if any(j.dependency for j in snap.pending) else set()
     listed = snap.pending if waiting else []  # a singleton's namesakes among them
     gates: dict[str, DependencyGate] = {}
+    whole_parts = whole_node_partitions(snap)
     for j in _gathered(snap.jobs):
         arr = _waiting_tasks(j)
         if (arr[1] == 0) if arr else j.state != JobState.PENDING:
@@ -916,6 +936,8 @@ def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[st
             # count for a waiting job (its least): as many as they take
             k = ceil(j.gpus / most_gpus)
         cpus = ceil(j.cpus / k) if j.cpus else (WHOLE if j.nodes else 1)
+        if whole_parts and j.partition and whole_parts.issuperset(j.partition.split(",")):
+            cpus = WHOLE  # its partition gives every job whole nodes
         gpus = ceil(j.gpus / k) if j.gpus else 0
         shape = (j.partition, cpus, gpus)
         elig = shared.get(shape)

@@ -1,7 +1,8 @@
 """What a Slurm site's own configuration changes in when a job starts, beyond the queue:
 the flags of the job's QOS that lift its partition's limits (PartitionTimeLimit,
 PartitionMaxNodes, PartitionMinNodes) or ask for a reservation (RequiresReservation);
-memory that is not a consumable resource (SelectTypeParameters CR_Core, CR_CPU); the
+memory that is not a consumable resource (SelectTypeParameters CR_Core, CR_CPU); whole
+nodes to every job (SelectType=select/linear); the
 waiting jobs Slurm's backfill keeps no slot for (their QOS's NoReserve, a priority below
 bf_min_prio_reserve, a wait shorter than bf_min_age_reserve); the grid its backfill plans
 on (bf_resolution); a job's --contiguous. All read from the snapshot's one batch of
@@ -16,7 +17,7 @@ from datetime import datetime
 from .model import JobSpec, JobState, Partition, SiteSnapshot, hms
 from .placement_fit import Req, time_limit
 from .placement_limits import job_qos
-from .placement_sim import Demand
+from .placement_sim import Demand, held_reason
 
 # QOS flag (lower case) -> the partition limit it lifts for the QOS's jobs, and its name
 _LIFTS = {"partitiontimelimit": ("max_time_s", "MaxTime"),
@@ -43,7 +44,9 @@ def slurm_config_view(spec: JobSpec, snap: SiteSnapshot, account: str | None
                       ) -> tuple[SiteSnapshot, list[str]]:
     """The snapshot as the job meets it, and what the user reads of it: each partition
     with the limits its QOS's flags lift for it (PartitionTimeLimit: the QOS's MaxWall
-    holds instead; PartitionMaxNodes, PartitionMinNodes: its own node limits), and, where
+    holds instead; PartitionMaxNodes, PartitionMinNodes: its own node limits); under
+    SelectType=select/linear, every partition that shares no nodes (OverSubscribe NO or
+    EXCLUSIVE) giving whole nodes and each node a job runs on held whole; and, where
     memory is not consumable, no node's memory counted as held by its jobs."""
     said: list[str] = []
     parts = []
@@ -59,6 +62,20 @@ def slurm_config_view(spec: JobSpec, snap: SiteSnapshot, account: str | None
                             f"{_spelled(snap, qos, flag)}: the partition's {name} {value} "
                             "does not hold its jobs")
         parts.append(p.model_copy(update=lifted) if lifted else p)
+    if snap.select_type == "select/linear" and (linear := [
+            p.name for p in parts if not _shares_nodes(p)]):
+        parts = [p.model_copy(update={"oversubscribe": LINEAR_WHOLE}) if p.name in linear
+                 else p for p in parts]
+        shared = {n for p in parts if p.name not in linear for n in p.nodes}
+        # a node a job runs on is that job's whole (no other job shares it)
+        update_nodes = [n.model_copy(update={"cpus_allocated": n.cpus,
+                                             "gpus_allocated": n.gpus})
+                        if (n.cpus_allocated or n.gpus_allocated) and n.name not in shared
+                        else n for n in snap.nodes]
+        snap = snap.model_copy(update={"nodes": update_nodes})
+        said.append("Slurm gives every job whole nodes here (SelectType=select/linear): a "
+                    "job, yours and each waiting one, takes each of its nodes whole, whatever "
+                    "CPUs it asks")
     update: dict = {"partitions": parts}
     if snap.memory_consumable is False and any(n.memory_allocated for n in snap.nodes):
         update["nodes"] = [n.model_copy(update={"memory_allocated": 0}) for n in snap.nodes]
@@ -66,6 +83,17 @@ def slurm_config_view(spec: JobSpec, snap: SiteSnapshot, account: str | None
                     "_Memory): what running jobs hold does not keep the job off a node, "
                     "only each node's own size counts")
     return snap.model_copy(update=update), said
+
+
+# what a partition's OverSubscribe reads as where SelectType=select/linear gives every job
+# whole nodes (its OverSubscribe NO or EXCLUSIVE): whole nodes, as EXCLUSIVE does
+LINEAR_WHOLE = "EXCLUSIVE (SelectType=select/linear)"
+
+
+def _shares_nodes(p: Partition) -> bool:
+    """Whether a partition lets jobs share nodes under select/linear (OverSubscribe YES or
+    FORCE: node by node, time-sliced or not)."""
+    return (p.oversubscribe or "").upper().startswith(("YES", "FORCE"))
 
 
 def _spelled(snap: SiteSnapshot, qos: str | None, lower: str) -> str:
@@ -84,14 +112,20 @@ def requires_reservation(spec: JobSpec, qos: str | None, snap: SiteSnapshot) -> 
 
 def unreserved_jobs(snap: SiteSnapshot, now: datetime) -> dict[str, str]:
     """The waiting jobs Slurm's backfill keeps no slot for, by native id, with why: their
-    QOS has flag NoReserve, their priority (sprio) is below bf_min_prio_reserve, or they
-    have waited less than bf_min_age_reserve (since their submit, as squeue gives it)."""
+    QOS has flag NoReserve, their priority (sprio) is below bf_min_prio_reserve, they
+    have waited less than bf_min_age_reserve (since their submit, as squeue gives it), or
+    bf_job_part_count_reserve jobs of their partition come before them (in queue order,
+    held jobs not counted: the backfill does not plan them)."""
     out: dict[str, str] = {}
     least, young = snap.bf_min_prio_reserve, snap.bf_min_age_reserve_s
+    top, ahead = snap.bf_job_part_count_reserve, dict[str, int]()
     for j in snap.jobs:
         if j.state != JobState.PENDING:
             continue
         prio = (snap.job_priorities or {}).get(j.native_id.split("_")[0])
+        part = (j.partition or "").split(",")[0]
+        if top and not held_reason(j.reason):
+            ahead[part] = ahead.get(part, 0) + 1
         if "noreserve" in _flags(snap, j.qos):
             out[j.native_id] = f"QOS {j.qos} NoReserve"
         elif least and prio is not None and prio < least:
@@ -99,6 +133,9 @@ def unreserved_jobs(snap: SiteSnapshot, now: datetime) -> dict[str, str]:
         elif young and j.submitted_at is not None \
                 and (now - j.submitted_at).total_seconds() < young:
             out[j.native_id] = f"waiting less than bf_min_age_reserve {hms(young)}"
+        elif top and ahead.get(part, 0) > top:
+            out[j.native_id] = (f"after the first {top} waiting job{'s' if top > 1 else ''} "
+                                f"of partition {part}, bf_job_part_count_reserve={top}")
     return out
 
 

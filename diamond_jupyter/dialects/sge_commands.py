@@ -663,6 +663,8 @@ class SgeCommands(FailureReading, AccountingReach):
             sge_max_user_jobs=max_user_jobs(outputs.get("sconf", "")),
             sge_max_u_jobs=max_user_jobs(outputs.get("sconf", ""), "max_u_jobs"),
             sge_max_jobs=max_user_jobs(outputs.get("sconf", ""), "max_jobs"),
+            sge_submit_run_s=scheduler_runs(outputs.get("sconf", ""))[0],
+            sge_finish_run_s=scheduler_runs(outputs.get("sconf", ""))[1],
             warnings=[f"{site}: {w}" for w in skipped])
 
     def _nodes(self, text: str, instances: list[dict[str, Any]],
@@ -1087,6 +1089,22 @@ def max_user_jobs(sconf: str, key: str = "maxujobs") -> int | None:
     not given."""
     n = to_int(_sconf(sconf, key))
     return n if n is not None and n > 0 else None
+
+
+def scheduler_runs(sconf: str) -> tuple[int | None, int | None]:
+    """From `qconf -ssconf`: the longest a job that can start waits for a scheduler run
+    after its submit and after another job's end (sched_conf(5): schedule_interval, the
+    regular run; flush_submit_sec / flush_finish_sec, not 0, an extra run that long after
+    a submit / an end); (None, None) where schedule_interval is not given."""
+    every = _limit(_sconf(sconf, "schedule_interval"))
+    if every is None:
+        return None, None
+
+    def first(key: str) -> int:
+        flush = to_int(_sconf(sconf, key))
+        return min(flush, every) if flush else every
+
+    return first("flush_submit_sec"), first("flush_finish_sec")
 
 
 def backfill_policy(sconf: str) -> Literal["easy", "none"] | None:

@@ -611,13 +611,16 @@ class SlurmCommands(FailureReading, AccountingReach):
 
     @staticmethod
     def parse_backfill_limits(text: str) -> dict[str, int]:
-        """`bf_max_job_part=N`, `bf_resolution=S` (seconds), `bf_min_prio_reserve=P` and
-        `bf_min_age_reserve=S` (seconds) of `SchedulerParameters = ...` in `scontrol show
-        config`, by those names; one not set, 0 or not a whole number is left out (up to
-        ten digits: a job's priority, and so bf_min_prio_reserve, runs to 2**32 - 1)."""
+        """`bf_max_job_part=N`, `bf_resolution=S` (seconds), `bf_min_prio_reserve=P`,
+        `bf_min_age_reserve=S` (seconds), `bf_job_part_count_reserve=N`,
+        `bf_max_job_user_part=N` and `bf_max_job_test=N` of `SchedulerParameters = ...` in
+        `scontrol show config`, by those names; one not set, 0 or not a whole number is left
+        out (up to ten digits: a job's priority, and so bf_min_prio_reserve, runs to
+        2**32 - 1)."""
         params = _scheduler_parameters(text) or {}
         return {k: int(n) for k in ("bf_max_job_part", "bf_resolution", "bf_min_prio_reserve",
-                                    "bf_min_age_reserve")
+                                    "bf_min_age_reserve", "bf_job_part_count_reserve",
+                                    "bf_max_job_user_part", "bf_max_job_test")
                 if re.fullmatch(r"[0-9]{1,10}", n := params.get(k, "")) and int(n)}
 
     @staticmethod
@@ -634,6 +637,17 @@ class SlurmCommands(FailureReading, AccountingReach):
             elif eq and key == "EnforcePartLimits" and value in ("ALL", "ANY", "NO"):
                 enforce = value
         return memory, enforce
+
+    @staticmethod
+    def parse_select_type(text: str) -> str | None:
+        """`SelectType = select/linear` of `scontrol show config`: the resource selection
+        plugin, lower case; None without the line (or a value that names no plugin)."""
+        for line in text.splitlines():
+            key, eq, value = line.partition("=")
+            if eq and key.strip() == "SelectType" and \
+                    re.fullmatch(r"select/[a-z_]+", value := value.strip().lower()):
+                return value
+        return None
 
     @staticmethod
     def parse_bf_window(text: str) -> float | None:
@@ -883,6 +897,8 @@ class SlurmCommands(FailureReading, AccountingReach):
                 over_time_s=over_time_s(kv.get("OverTimeLimit")),
                 preempt_mode=clean(kv.get("PreemptMode")),
                 grace_time_s=known_count(kv.get("GraceTime")),
+                resume_timeout_s=known_count(kv.get("ResumeTimeout")),
+                suspend_timeout_s=known_count(kv.get("SuspendTimeout")),
                 priority_tier=known_count(kv.get("PriorityTier"), bits=16),
                 priority_job_factor=known_count(kv.get("PriorityJobFactor"), bits=16),
                 max_cpus_per_socket=limit_count(kv.get("MaxCPUsPerSocket")),
@@ -1046,7 +1062,11 @@ class SlurmCommands(FailureReading, AccountingReach):
             bf_resolution_s=backfill_more.get("bf_resolution"),
             bf_min_prio_reserve=backfill_more.get("bf_min_prio_reserve"),
             bf_min_age_reserve_s=backfill_more.get("bf_min_age_reserve"),
+            bf_job_part_count_reserve=backfill_more.get("bf_job_part_count_reserve"),
+            bf_max_job_user_part=backfill_more.get("bf_max_job_user_part"),
+            bf_max_job_test=backfill_more.get("bf_max_job_test"),
             memory_consumable=memory_consumable, enforce_part_limits=enforce_part_limits,
+            select_type=self.parse_select_type(outputs.get("config", "")),
             backfill=self.parse_backfill(outputs.get("config", "")),
             priority=priority,
             job_priorities=parse_job_priorities(outputs.get("job_priorities", "")),

@@ -499,6 +499,8 @@ def _nested_partition(p: dict[str, Any]) -> Partition:
         priority_tier=known_count(_at(p, "priority", "tier"), bits=16),
         priority_job_factor=known_count(_at(p, "priority", "job_factor"), bits=16),
         over_time_s=_over_time(_at(p, "maximums", "over_time_limit")),
+        resume_timeout_s=_own_timeout(p, "resume"),
+        suspend_timeout_s=_own_timeout(p, "suspend"),
         hidden="hidden" in flags, root_only="root_only" in flags,
         req_resv="reservation_required" in flags or "req_resv" in flags,
         qos=clean(_at(p, "qos", "assigned")),
@@ -1004,6 +1006,13 @@ def _read_if_asked(outputs: dict[str, str], key: str, unread: str,
 _PARTITION_TIMEOUTS = {"ResumeTimeout": "resume", "SuspendTimeout": "suspend"}
 
 
+def _own_timeout(p: dict[str, Any], key: str) -> int | None:
+    """A partition's `timeouts.resume` / `timeouts.suspend` (seconds); None where not set
+    (NO_VAL16: GLOBAL) or not served."""
+    value = limit_count(_at(p, "timeouts", key))
+    return value if value is not None and value < NO_VAL16 else None
+
+
 def partition_timeouts(text: str) -> dict[str, float]:
     """ResumeTimeout and SuspendTimeout (seconds, by those names) from `GET partitions`
     where every partition sets the same one: slurm.conf's own is served by no endpoint of
@@ -1099,9 +1108,16 @@ def parse_snapshot(site: str, outputs: dict[str, str],
             f"{who} (its diag: {outputs[DIAG_UNREAD]})" if DIAG_UNREAD in outputs
             else f"{who} (its diag shows no backfill cycle)" if DIAG in outputs else who)
     timeouts = partition_timeouts(outputs.get("partitions", "{}"))
+    # a timeout every partition sets alike is taken as the site's; one they set apart, as
+    # each partition's own
+    shared = {f: None for name, f in (("ResumeTimeout", "resume_timeout_s"),
+                                      ("SuspendTimeout", "suspend_timeout_s"))
+              if name in timeouts}
+    partitions = [p.model_copy(update=shared) if shared else p
+                  for p in parse_partitions(outputs.get("partitions", "{}"), skipped)]
     return SiteSnapshot(site=site, nodes=parse_nodes(outputs.get("nodes", "{}"), skipped),
                         node_timeouts=timeouts or None,
-                        partitions=parse_partitions(outputs.get("partitions", "{}"), skipped),
+                        partitions=partitions,
                         jobs=jobs, reservations=resv, user=user, qos=qos,
                         associations=assocs, licenses=licenses, licenses_free=licenses_free,
                         priority=_snapshot_priority(outputs, user, api_version),

@@ -241,20 +241,26 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--min-fit", type=int, default=10)
     p.add_argument("--draws", type=int, default=20000)
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--views", help="a JSON file of the stretches' noted estimates: read if "
-                                   "it exists (scored again in seconds), else written")
+    p.add_argument("--views", action="append", default=[],
+                   help="a JSON file of the stretches' noted estimates: read if it exists "
+                        "(scored again in seconds), else written; given again, the files' "
+                        "logs scored together (each must exist)")
     args = p.parse_args(argv)
     args.tag = args.tag or f"seed{args.seed}"
-    views = Path(args.views) if args.views else None
-    if views is not None and views.exists():
-        logs = json.loads(views.read_text())
+    views = [Path(v) for v in args.views]
+    if len(views) > 1 or views and views[0].exists():
+        missing = [str(v) for v in views if not v.exists()]
+        if missing:
+            p.error(f"--views: no such file {', '.join(missing)} (several are only read)")
+        logs = [lg for v in views for lg in json.loads(v.read_text())]
     else:
         logs = [run_log(Path(t), args.stretches, args.keep_d, args.score_d, args.every_min,
                         args.seed) for t in args.trace]
-        if views is not None:
-            views.write_text(json.dumps(logs))
+        if views:
+            views[0].write_text(json.dumps(logs))
     ev = evaluate(logs, args.keep_d, args.min_fit, args.draws, args.seed)
-    r = {"seed": args.seed, "stretches": args.stretches, "keep_d": args.keep_d,
+    counts = {lg["log"]: len(lg["stretches"]) for lg in logs if lg["stretches"]}
+    r = {"seed": args.seed, "stretches": counts, "keep_d": args.keep_d,
          "score_d": args.score_d, "every_min": args.every_min, **ev,
          "notes": {lg["log"]: lg["note"] for lg in logs if lg.get("note")}}
     rows = [(lg, half, m, s["jobs"], s.get("median_abs_log_error"), s.get("within_2x"),
@@ -264,8 +270,9 @@ def main(argv: list[str] | None = None) -> dict:
     prow = [(half, kind, m, v["right"], v["mean_extra_wait_s"])
             for half, kinds in ev["ranking"].items() for kind, pm in kinds.items()
             for m, v in pm.items()]
-    md = (f"## wait calibration by the length of its history, seed {args.seed}, "
-          f"{args.stretches} stretches per log and half\n\n" + markdown_table(
+    md = (f"## wait calibration by the length of its history, seed {args.seed}, stretches "
+          + ", ".join(f"{lg} {n}" for lg, n in counts.items())
+          + f", the store keeping {args.keep_d:g} days\n\n" + markdown_table(
               ["log", "half", "method/history", "jobs", "median abs log error", "within 2x",
                "with a bound", "90% bound coverage"], rows)
           + "\n### two stretches as two sites\n\n" + markdown_table(

@@ -5,30 +5,41 @@ read, and translated into every dialect (its own too) and read back
 (tests/scripts_unseen_check.py). The styles: Slurm with CRLF line ends of `--array=0-99%10`
 and `--hint=nomultithread`, `--gpus-per-task` with `--cpus-per-gpu` and `--mem=0` on two
 nodes, `aftercorr` with `--kill-on-invalid-dep`, `--signal=B:USR1@600` with `--requeue` and
-`--open-mode=append`, a tcsh job of `--distribution=block:cyclic`, `# SBATCH`, `#sbatch`
-and `##SBATCH` lines sbatch does not read, a UTF-8 BOM with a non-ASCII name and a time of
-minutes and seconds; PBS Pro `select=2:ncpus=8:mpiprocs=4+1:ncpus=1`, `-J 1-10:2` with
-two `afterany` ids, CRLF with a walltime of plain seconds, `-V` with a quoted `-v` list,
-`-r n` and `-p`, job-wide `ncpus,ngpus,mem`, a `host=` chunk with `place=pack:excl`;
-Torque named hosts `nodes=n01:ppn=4+n02:ppn=4`, a tcsh job of `-t 1,3,5-7`; LSF
-`-nnodes` with `-alloc_flags "smt4 nvme"` and `-W 1:30`, `affinity[thread(2)*4]`, an array
-of a thousand under `%50` with `-outdir` and `%I` outputs, `done() && started()`, CRLF with
+`--open-mode=append`, a tcsh job of `--distribution=block:cyclic`, `# SBATCH`, `#sbatch` and
+`##SBATCH` lines sbatch does not read, a UTF-8 BOM with a non-ASCII name and a time of
+minutes and seconds; PBS Pro `select=2:ncpus=8:mpiprocs=4+1:ncpus=1`, `-J 1-10:2` with two
+`afterany` ids, CRLF with a walltime of plain seconds, `-V` with a quoted `-v` list, `-r n`
+and `-p`, job-wide `ncpus,ngpus,mem`, a `host=` chunk with `place=pack:excl`; Torque named
+hosts `nodes=n01:ppn=4+n02:ppn=4`, a tcsh job of `-t 1,3,5-7`; LSF `-nnodes` with
+`-alloc_flags "smt4 nvme"` and `-W 1:30`, `affinity[thread(2)*4]`, an array of a thousand
+under `%50` with `-outdir` and `%I` outputs, `done() && started()`, CRLF with
 `select[type==X86_64]` and a plain `-M`, a tcsh job of `-env none` and `-cwd`, `-gpu` with
-`mode=shared:mps=yes`; flux `--nslots` with `-c -g -N --exclusive`, `--requires=amd`,
-`-o mpi=` with `--conf` and a unitless `-t` (minutes), CRLF with an `{{id}}` output, an ISO
-`--begin-time` with two dependency lines, `--signal=SIGUSR1@5m` with `--tasks-per-node`;
-Grid Engine `#$ -S /bin/bash` after the first command, `-l gpu=1` on `-pe smp 8` with
-`-binding striding:4:2`, `-hold_jid "prep*"`, `-q all.q@@gpunodes` with `-l h=`,
-`-pe mpi-rr 32 -R y` with `h_vmem`, a BOM and CRLF with `-l tmpfree`, `-V -v` with
-`-notify` and `-m n`.
+`mode=shared:mps=yes`, `-env "all, TEST='A, B'"`; flux `--nslots` with `-c -g -N
+--exclusive`, `--requires=amd`, `-o mpi=` with `--conf` and a unitless `-t` (minutes), CRLF
+with an `{{id}}` output, an ISO `--begin-time` with two dependency lines,
+`--signal=SIGUSR1@5m` with `--tasks-per-node`; Grid Engine `#$ -S /bin/bash` after the first
+command, `-l gpu=1` on `-pe smp 8` with `-binding striding:4:2`, `-hold_jid "prep*"`, `-q
+all.q@@gpunodes` with `-l h=`, `-pe mpi-rr 32 -R y` with `h_vmem`, a BOM and CRLF with `-l
+tmpfree`, `-V -v` with `-notify` and `-m n`.
+
+What the sweep found (each test below the table failed before): LSF's `-env` takes a value
+in single quotes to hold commas (`-env "all, TEST='A, B'"`, bsub's own example) and takes
+the quotes off; the reader kept such a list as an unknown option (dropped, said, by every
+other scheduler: the job lost its variables) and read `MSG='a b'` with its quotes, so a
+Slurm or flux job got `'a b'` where LSF's got `a b`. Now the quotes are LSF's syntax.
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
-from tests.scripts_unseen_check import ALL_STRICT, COMPARED_FIELDS, sweep_tests
+import pytest
+
+from diamond_jupyter.dialects.translate import SCRIPT_DIALECTS, get_script_dialect, translate
+from tests.scripts_unseen_check import ALL_STRICT, COMPARED_FIELDS, parse_lines, sweep_tests
 
 HERE = Path(__file__).parent / "fixtures" / "scripts_unseen33"
 G = 1024
@@ -95,6 +106,9 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "lsf/tcsh_env_none_cwd_n2.lsf": dict(
         tasks=2, cpus=2, walltime=45 * 60, shell="/bin/tcsh",
         working_directory="/scratch/run3", export_all=False),
+    "lsf/env_all_quoted_value_with_comma.lsf": dict(
+        tasks=2, cpus=2, walltime=20 * 60, name="envq", export_all=True,
+        variables={"TEST": "A, B", "MODE": "fast"}),
     "lsf/gpu_num2_shared_mps_span_hosts1.lsf": dict(
         nodes=1, tasks=2, cpus=2, gpus=2, walltime=3 * 3600, queue="gpu", needs_gpus=2,
         unknown=["-gpu mode", "-gpu mps"]),
@@ -137,3 +151,46 @@ EXPECTED: dict[str, dict[str, Any]] = {
 test_every_fixture_has_expectations, test_parse_values, test_translates_or_reports = \
     sweep_tests(HERE, EXPECTED, fields=(*COMPARED_FIELDS, "shell"), strict=ALL_STRICT,
                 at_least=33)
+
+
+# ------------------------------------------------------- LSF -env values in single quotes
+
+@pytest.mark.parametrize(("env", "variables", "export_all", "passed"), [
+    ("all, TEST='A, B'", {"TEST": "A, B"}, True, []),  # bsub's example: a comma in a value
+    ("TEST='A, B'", {"TEST": "A, B"}, False, []),
+    ("all, MSG='a b', N=2", {"MSG": "a b", "N": "2"}, True, []),
+    ("MSG='plain', HOME", {"MSG": "plain"}, False, ["HOME"]),
+    ("all,X=1 ,Y=2", {"X": "1", "Y": "2"}, True, []),
+])
+def test_an_lsf_env_value_in_single_quotes_is_read_without_them(env, variables, export_all,
+                                                                 passed):
+    """Before: a quoted value with a comma left the list unread (kept; dropped elsewhere),
+    and one without kept its quotes (`'a b'`)."""
+    spec = parse_lines("lsf", f'#BSUB -W 60\n#BSUB -env "{env}"')
+    e = spec.environment
+    assert (e.variables, e.export_all, e.passed, spec.unknown) == (
+        variables, export_all, passed, [])
+
+
+@pytest.mark.parametrize("env", ["all, ~HOME", "X='open", "A,,B", "all, NAME"])
+def test_an_lsf_env_list_not_read_is_kept_as_written(env):
+    spec = parse_lines("lsf", f'#BSUB -W 60\n#BSUB -env "{env}"')
+    assert [(d.option, d.value) for d in spec.unknown] == [("-env", env)]
+
+
+@pytest.mark.parametrize("target", list(SCRIPT_DIALECTS))
+def test_a_job_translated_from_lsf_sees_the_value_lsf_gives(target: str, tmp_path: Path):
+    """What each target's job sees: the variables its scheduler sets from the translation's
+    directives (read back), then its body (which may set some itself) run by bash."""
+    text = ("#!/bin/bash\n#BSUB -W 60\n#BSUB -n 1\n"
+            "#BSUB -env \"all, TEST='A, B', MSG='a b'\"\n"
+            'printf "%s|%s" "$TEST" "$MSG" > seen\n')
+    script, warnings, _ = translate(text, target, "lsf")
+    assert not any("-env" in w for w in warnings), warnings
+    given = get_script_dialect(target).parse_script(script).environment.variables
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "PBS_O_WORKDIR": str(tmp_path),
+           **given}
+    ran = subprocess.run(["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True,
+                         text=True, timeout=60)
+    assert ran.returncode == 0, ran.stderr
+    assert (tmp_path / "seen").read_text() == "A, B|a b", script

@@ -721,8 +721,8 @@ def test_a_torque_job_killed_over_a_limit_says_so(exit_status, read):
     # a PBS Pro listing keeps PBS Pro's meaning of the same numbers
     pro = json.dumps({"Jobs": {"9.s": {"job_state": "F", "Exit_status": -11,
                                        "substate": 92}}}, indent=4)
-    assert ended(pbs.parse_status(pro)) == [("9.s", "FAILED", -11,
-                                             "job never ran (Exit_status -11)")]
+    assert ended(pbs.parse_status(pro)) == [(  # JOB_EXEC_RERUN (sweep 33: it had run)
+        "9.s", "FAILED", -11, "ended by PBS after it started: rerun by PBS (Exit_status -11)")]
 
 
 def test_a_pbs_array_with_no_subjob_left_to_start_counts_its_running_ones():

@@ -70,7 +70,7 @@ from .scripts_common import (
     resource_totals,
     set_components,
     socket_gpus_per_node,
-    split_variables,
+    split_quoted_variables,
     start_directory,
     summed_totals,
     tokenize,
@@ -545,20 +545,19 @@ class LsfScript:
             if any_of:
                 spec.metadata[DEPENDENCY_ANY] = True
         elif o == "-env":
-            parts = [p.strip() for p in v.split(",")]
+            text = _env_text(v)
+            head, _, rest = text.partition(",")
+            keyword = head if head in ("all", "none") else None
+            listed = split_quoted_variables(rest if keyword else text)
+            if not listed or (keyword and listed[1]) or (not keyword and not (
+                    listed[0] or listed[1])) or ",," in text or text.endswith(","):
+                return False  # all, ~NAME (or all, NAME): kept as written
             env = spec.environment
-            if parts[0] in ("all", "none"):
-                if not all("=" in p for p in parts[1:]):
-                    return False
-                env.export_all = parts[0] == "all"
-                env.variables.update(dict(p.split("=", 1) for p in parts[1:]))
-            else:  # only the variables listed: NAME (its value at submission) or NAME=VALUE
-                listed = split_variables(",".join(parts))
-                if not listed or any(not p for p in parts):
-                    return False
-                env.export_all = False
-                env.variables.update(listed[0])
-                env.passed += [n for n in listed[1] if n not in env.passed]
+            # all: the whole environment; none, or only the variables listed: NAME (its
+            # value at submission) or NAME=VALUE
+            env.export_all = keyword == "all"
+            env.variables.update(listed[0])
+            env.passed += [n for n in listed[1] if n not in env.passed]
         else:
             return False
         return True
@@ -1228,6 +1227,13 @@ class LsfScript:
 
 
 lsf_script = LsfScript()
+
+
+def _env_text(value: str) -> str:
+    """bsub -env's list with the blanks around its commas dropped, but in a value quoted to
+    hold commas (`all, TEST='A, B'`: LSF takes the single quotes off, TEST is `A, B`)."""
+    return "".join(part if part.startswith("'") else re.sub(r"\s*,\s*", ",", part)
+                   for part in re.split(r"('[^']*')", value.strip()))
 
 
 def _env_list(spec: JobSpec, warnings: list[str]) -> str:

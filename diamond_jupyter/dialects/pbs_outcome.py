@@ -12,6 +12,21 @@ from .outputs_common import OUT_OF_MEMORY, signal_number, signed32
 _TORQUE_OVERLIMIT = {-10: "memory", -11: "walltime", -12: "cput"}
 # PBS Pro's codes (job.h JOB_EXEC_KILL_*) for a job killed over a memory limit, and which
 _PBS_PRO_MEMORY = {-26: "vmem", -27: "mem", -31: "hpmem"}
+# the codes (job.h JOB_EXEC_*, both flavours) of a job whose script never started: its start
+# failed (-1 before its files, -2 after them, -3 to be retried), and PBS Pro's globus
+# start (-8, -9), bad uid or gid (-10) and bad password (-13), Torque's command or output
+# file that could not be opened (-8, -9)
+_NEVER_RAN = frozenset({-1, -2, -3, -8, -9}) | frozenset({-10, -13})
+# those of a job that had started when PBS ended it (both flavours for -4 to -7; -11 and -12
+# PBS Pro's: Torque's are limit kills)
+_ENDED_RUNNING = {
+    -4: "aborted when its MoM restarted",
+    -5: "aborted when its MoM restarted (checkpointed, not to be moved)",
+    -6: "aborted when its MoM restarted (checkpointed, to be moved)",
+    -7: "its restart from a checkpoint failed",
+    -11: "rerun by PBS",
+    -12: "checkpointed and killed",
+}
 
 
 def _out_of_memory(limit: str, exit_status: int) -> str:
@@ -21,6 +36,17 @@ def _out_of_memory(limit: str, exit_status: int) -> str:
 def _no_signal(exit_status: int) -> str:
     return (f"Exit_status {exit_status} not read: above 256 it is 256 + the signal that "
             f"killed the job, and {exit_status - 256} is no signal")
+
+
+def _negative(exit_status: int, torque: bool) -> str:
+    """What a negative Exit_status other than a limit kill says of the job: never started,
+    ended by PBS after it started (how), or a code not read here (said, not guessed)."""
+    if exit_status in _NEVER_RAN and not (torque and exit_status in (-10, -13)):
+        return f"job never ran (Exit_status {exit_status})"
+    if (how := _ENDED_RUNNING.get(exit_status)) and not (torque and exit_status < -7):
+        return f"ended by PBS after it started: {how} (Exit_status {exit_status})"
+    return (f"ended by PBS with Exit_status {exit_status}, a code not read here (whether the "
+            "job ran is not known)")
 
 
 def finished_state(
@@ -53,7 +79,7 @@ def finished_state(
             return JobState.TIMEOUT, exit_status, "killed by PBS: walltime exceeded"
         if -29 <= exit_status <= -24:
             return JobState.FAILED, exit_status, f"killed by PBS: resource limit ({exit_status})"
-        return JobState.FAILED, exit_status, f"job never ran (Exit_status {exit_status})"
+        return JobState.FAILED, exit_status, _negative(exit_status, torque)
     if exit_status > 256:
         if not (sig := killed):  # 600: neither an exit code nor a signal's; said, not guessed
             return JobState.FAILED, None, _no_signal(exit_status)

@@ -209,10 +209,9 @@ class Journal:
         return job
 
     def kick(self, job: Job) -> None:
-        """Follow the job and ask its site soon (after a cancel)."""
-        mon = self.monitors[job.site]
-        mon.track(job)
-        mon.kick()
+        """Follow the job and ask its site soon, and again until it has ended (after a
+        cancel: its end is the scheduler's to say, `SiteMonitor.end_due`)."""
+        self.monitors[job.site].end_due(job)
 
     # -- lost submissions ----------------------------------------------------------------
     async def recover_intents(self, grace_s: float) -> None:

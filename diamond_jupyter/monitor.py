@@ -15,6 +15,13 @@ step, whose next step or the workflow's end waits on it; a job a face waits on: 
 wait`, a notebook's job card, an agent's wait), no longer than a tenth of its run so far,
 and at most AWAITED_MAX_S (its end is learned that soon, not a poll interval late). A job a
 face waits on is awaited only while that wait lasts; a queued job keeps the slow pace.
+A job asked to cancel, or whose wrapper reported a signal's end, ends when its scheduler says
+so (its end line is not its ending), on any site: it is asked about at the doubling pace from
+`min_poll_s` until it has ended (`end_due`). Slurm shows a cancelled running job COMPLETING
+while its processes are killed (seconds on a busy node, KillWait for one that ignores
+SIGTERM): the poll just after the cancel found it still running, and the end was learned a
+whole poll interval late (a workflow's gang member, cancelled by a retry, was still shown
+RUNNING after its workflow had completed).
 """
 
 from __future__ import annotations
@@ -113,6 +120,7 @@ class SiteMonitor:
         self.trouble_since: float | None = None  # monotonic time of the first failure in a row
         self.last_poll_at = 0.0  # epoch seconds of the last poll's start
         self.awaited: set[str] = set()  # tracked keys whose end is awaited until it comes
+        self.ending: set[str] = set()  # tracked keys whose end the scheduler says soon
         self.waiters: Counter[str] = Counter()  # tracked keys -> the waits under way on them
         self._repace = asyncio.Event()  # the pace may have quickened: the next poll's time anew
         # tracked key -> (time limit s, queue) of the job as the last poll saw it running
@@ -126,12 +134,13 @@ class SiteMonitor:
                 self._tasks.append(asyncio.ensure_future(self._follow()))
 
     def _interval(self, now: float | None = None) -> float:
-        """Time to the next poll: fixed where the event channel reports starts and ends;
-        else short after a change, doubling while nothing changes, and no longer than an
-        awaited running job calls for (`_awaited_pace`)."""
-        if self._ends_pushed():
-            return self.poll_interval_s
+        """Time to the next poll: fixed where the event channel reports starts and ends,
+        unless a job's end is due from its scheduler (`end_due`); else short after a
+        change, doubling while nothing changes, and no longer than an awaited running job
+        calls for (`_awaited_pace`)."""
         adaptive = min(self.min_poll_s * 2 ** min(self.quiet_polls, 30), self.poll_interval_s)
+        if self._ends_pushed():
+            return adaptive if self.ending & self.tracked.keys() else self.poll_interval_s
         return min(adaptive, self._awaited_pace(now))
 
     def _awaited_pace(self, now: float | None = None) -> float:
@@ -211,6 +220,15 @@ class SiteMonitor:
     def kick(self) -> None:
         """Ask for a safety-net poll soon (after a cancel, a signal-killed wrapper, ...)."""
         self._kick.set()
+
+    def end_due(self, job: Job) -> None:
+        """`job` was asked to cancel, or its wrapper was killed by a signal: its end is its
+        scheduler's to say, and comes soon. Polled now, then at the doubling pace from
+        `min_poll_s` (a site whose end lines are pushed included) until it has ended."""
+        self.track(job)  # (the doubling starts over)
+        if (key := job.token or job.id) in self.tracked:  # (one with a scheduler id)
+            self.ending.add(key)
+        self.kick()
 
     # -- push channel -------------------------------------------------------------
     async def _follow(self) -> None:
@@ -306,7 +324,7 @@ class SiteMonitor:
             # reach the wrapper anywhere; one written before the job's own end line once
             # said "exit 1"); the scheduler knows whether the cancel or the job's own end
             # came first
-            self.kick()
+            self.end_due(job)
         elif ev.rc == 0:
             self.journal.apply(job_id, JobState.COMPLETED, ended_at=ev.at, exit_code=0,
                             source="wrapper")
@@ -314,7 +332,7 @@ class SiteMonitor:
             self.journal.apply(job_id, JobState.FAILED, ended_at=ev.at, exit_code=ev.rc,
                             reason=f"exit code {ev.rc}", source="wrapper")
         else:  # killed by a signal: cancelled, timed out or preempted; the scheduler knows
-            self.kick()
+            self.end_due(job)
 
     # -- safety net --------------------------------------------------------------
     def until_limit_check(self, now: float | None = None) -> float | None:
@@ -424,6 +442,7 @@ class SiteMonitor:
                 if state is not None:
                     self.misses.pop(key, None)
         self.awaited &= set(self.tracked)
+        self.ending &= set(self.tracked)
         # a failed task's exit code matters only until its array's outcome is applied: kept
         # for the engine's life, one entry per failed array ever seen
         for job_id in list(self._task_failures):

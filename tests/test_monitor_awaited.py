@@ -92,16 +92,16 @@ async def test_a_site_with_an_event_channel_keeps_its_slow_safety_net(tmp_path):
     await mon.stop()
 
 
-def _ends_on_the_third_query(tmp_path: Path, store: Store, mon: Any,
-                             started_s_ago: float) -> Path:
+def _ends_on_the_third_query(tmp_path: Path, store: Store, mon: Any, started_s_ago: float,
+                             states: tuple[str, str] = ("RUNNING", "COMPLETED")) -> Path:
     """Job alpha:100 (TOKEN), tracked by `mon`: squeue finds it running (started
-    `started_s_ago` seconds ago, no time limit) twice, COMPLETED from the third query on.
-    The file that counts squeue's queries."""
+    `started_s_ago` seconds ago, no time limit) twice, then ended, from the third query on
+    (`states`: squeue's state words for the two). The file that counts squeue's queries."""
     began = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(time.time() - started_s_ago))
     first, later, count = (tmp_path / n for n in ("first.txt", "later.txt", "count"))
     # no time limit (a job with one is also looked at just after it: not this test's point)
-    first.write_text(_line("RUNNING", began, "UNLIMITED"))
-    later.write_text(_line("COMPLETED", began, "UNLIMITED"))
+    first.write_text(_line(states[0], began, "UNLIMITED"))
+    later.write_text(_line(states[1], began, "UNLIMITED"))
     (tmp_path / "bin-alpha" / "squeue").write_text(
         f"#!/bin/sh\nn=$(cat {count} 2>/dev/null || echo 0); n=$((n+1)); echo $n > {count}\n"
         f"if [ $n -le 2 ]; then cat {first}; else cat {later}; fi\n")

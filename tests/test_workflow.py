@@ -379,6 +379,7 @@ async def test_a_gated_step_keeps_its_place_in_a_busy_queue(fed):
     use = fed.job(steps_by_name(done)["use"].job)
     assert "d.bin: OK" in (await fed.logs(use.id))["stdout"]
     gate = next(j for j in fed.jobs(limit=None) if (j.origin or {}).get("gate"))
+    gate = await fed.wait(gate.id, timeout=120)  # its cancel's end: the scheduler's to say
     assert gate.site == "gamma" and gate.state == JobState.CANCELLED
     blocker = await fed.wait(blocker.id, timeout=300)
     gone = next(e.at for e in fed.events_since(0, kinds=["job.state"], limit=None)
@@ -453,7 +454,8 @@ async def test_a_gang_member_that_fails_runs_again_with_its_whole_gang(fed):
         e.data["job"] for e in evs if e.kind == "workflow.step"
         and e.data["step"] == "partner" and e.data.get("job")))
     assert len(partner_jobs) == 2 and partner_jobs[-1] == s["partner"].job, partner_jobs
-    first = fed.job(partner_jobs[0])
+    # its cancel's end is the scheduler's to say, and may come after the workflow's end
+    first = await fed.wait(partner_jobs[0], timeout=120)
     assert first.state == JobState.CANCELLED, first  # its first run did not go on alone
     # the second round: both members released after both were ready, neither started first
     rel = [e for e in evs if e.kind == "workflow.step" and e.data.get("phase") == "released"]

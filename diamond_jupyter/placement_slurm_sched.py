@@ -115,7 +115,8 @@ def unreserved_jobs(snap: SiteSnapshot, now: datetime) -> dict[str, str]:
     QOS has flag NoReserve, their priority (sprio) is below bf_min_prio_reserve, they
     have waited less than bf_min_age_reserve (since their submit, as squeue gives it), or
     bf_job_part_count_reserve jobs of their partition come before them (in queue order,
-    held jobs not counted: the backfill does not plan them)."""
+    held jobs not counted: the backfill does not plan them; nor those kept from a slot
+    for one of the reasons before: Slurm's backfill counts a job as it reserves its slot)."""
     out: dict[str, str] = {}
     least, young = snap.bf_min_prio_reserve, snap.bf_min_age_reserve_s
     top, ahead = snap.bf_job_part_count_reserve, dict[str, int]()
@@ -124,8 +125,6 @@ def unreserved_jobs(snap: SiteSnapshot, now: datetime) -> dict[str, str]:
             continue
         prio = (snap.job_priorities or {}).get(j.native_id.split("_")[0])
         part = (j.partition or "").split(",")[0]
-        if top and not held_reason(j.reason):
-            ahead[part] = ahead.get(part, 0) + 1
         if "noreserve" in _flags(snap, j.qos):
             out[j.native_id] = f"QOS {j.qos} NoReserve"
         elif least and prio is not None and prio < least:
@@ -133,9 +132,13 @@ def unreserved_jobs(snap: SiteSnapshot, now: datetime) -> dict[str, str]:
         elif young and j.submitted_at is not None \
                 and (now - j.submitted_at).total_seconds() < young:
             out[j.native_id] = f"waiting less than bf_min_age_reserve {hms(young)}"
-        elif top and ahead.get(part, 0) > top:
-            out[j.native_id] = (f"after the first {top} waiting job{'s' if top > 1 else ''} "
-                                f"of partition {part}, bf_job_part_count_reserve={top}")
+        elif top and not held_reason(j.reason):
+            # counted only here: a job kept from a slot above takes none of the first N
+            ahead[part] = ahead.get(part, 0) + 1
+            if ahead[part] > top:
+                out[j.native_id] = (f"after the first {top} waiting job"
+                                    f"{'s' if top > 1 else ''} of partition {part}, "
+                                    f"bf_job_part_count_reserve={top}")
     return out
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from test_placement_cases import NOW
+from test_placement_cases25 import qos
 from test_placement_cases28 import (
     Site,
     _grid_engine,
@@ -41,7 +42,11 @@ from diamond_jupyter.dialects.slurm_commands import SlurmCommands
 from diamond_jupyter.federation import Federation
 from diamond_jupyter.placement import place
 from diamond_jupyter.placement_fit import timeouts_by_node, timeouts_of
-from diamond_jupyter.placement_slurm_sched import LINEAR_WHOLE, slurm_config_view
+from diamond_jupyter.placement_slurm_sched import (
+    LINEAR_WHOLE,
+    slurm_config_view,
+    unreserved_jobs,
+)
 
 
 def own_timeouts(**by_partition: tuple[str, str]) -> str:
@@ -202,6 +207,21 @@ def test_bf_job_part_count_reserve_keeps_slots_for_only_the_first_waiting_jobs(p
     if passed:
         assert "(after the first 1 waiting job of partition batch, " \
             "bf_job_part_count_reserve=1)" in passed[0], said
+
+
+def test_a_waiting_job_that_keeps_no_slot_is_not_one_of_the_first_n_of_its_partition():
+    """Review: with bf_job_part_count_reserve=1, 404 (QOS scav, NoReserve) waits first in
+    batch, then 405 and 406. Slurm's backfill counts a job toward the first N as it reserves
+    its slot, and a NoReserve job reserves none: 405 keeps its slot, 406 keeps none. Before,
+    404 took the one place and 405 was said to keep no slot too."""
+    jobs = [waiting("404", "Priority", cpus=48), waiting("405", "Priority", cpus=128),
+            waiting("406", "Priority", cpus=192, count=4)]
+    _, snap = vega(*jobs, qos=qos("normal") + qos("scav", Flags="NoReserve"),
+                   queue_qos="404|scav|proj|OK\n405|normal|proj|OK\n406|normal|proj|OK\n",
+                   config="SchedulerParameters = bf_job_part_count_reserve=1\n")
+    assert unreserved_jobs(snap, NOW) == {
+        "404": "QOS scav NoReserve",
+        "406": "after the first 1 waiting job of partition batch, bf_job_part_count_reserve=1"}
 
 
 # ---- bf_max_job_user_part ---------------------------------------------------------------------

@@ -129,6 +129,37 @@ async def test_a_step_on_a_site_the_sites_file_lists_but_not_allowed_here_says_s
     assert "not in this sites file" not in post["reason"], post
 
 
+async def test_a_cancel_from_a_server_that_does_not_allow_the_site_says_so(
+        tmp_path, monkeypatch):
+    """Review: cancelled from a server whose operator allowed alpha alone, the workflow's
+    reason said post's job was not cancelled as "their sites are not in this sites file",
+    and post's that "an engine whose sites file lists gamma" cancels it, though this
+    server's file lists gamma. Now both say gamma is not allowed here, and that a server
+    that uses gamma cancels the job; prep's job on alpha is cancelled."""
+    fed = _fed(tmp_path, monkeypatch)
+    try:
+        first = await fed.run_workflow(LEAVING, origin={"face": "test"})
+    finally:
+        await fed.close()
+    other = _without_gamma(fed, tmp_path, kept_out=True)
+    try:
+        view = (await other.cancel_workflow(first.id)).contract()
+    finally:
+        await other.close()
+    post_job = first.steps[1].job
+    assert view["state"] == "CANCELLED", view
+    assert view["reason"] == (f"cancelled by request; not cancelled from here: post "
+                              f"({post_job}) on gamma, which is not allowed here (allowed: "
+                              "alpha)"), view["reason"]
+    post = view["steps"][1]
+    assert (post["state"], post["job"]) == ("PENDING", post_job), post
+    assert post["reason"] == (
+        f"its job {post_job} was not cancelled: its site gamma is not allowed here (allowed: "
+        "alpha); an engine that uses gamma cancels it when it starts (or `diamond cancel "
+        f"{post_job}` where gamma is used)"), post["reason"]
+    assert "scancel" in (tmp_path / "alpha-calls").read_text()
+
+
 class _FileOps(_Ops):
     """The operations of an engine whose sites file lists `sites` alone: a job elsewhere
     cannot be cancelled, released or asked about (as the facade refuses an unknown site)."""
@@ -367,15 +398,16 @@ async def test_fault_cancel_cancels_the_steps_it_reaches_and_names_the_one_it_ca
         assert without.ops.cancels == [prep.id]
         rec = store.get_workflow(wid)
         assert rec.state == "CANCELLED"
-        assert rec.reason == ("cancelled by request; not cancelled from here (their sites "
-                              f"are not in this sites file): post ({post.id})")
+        assert rec.reason == (f"cancelled by request; not cancelled from here: post ({post.id}) "
+                              "on gamma, which is not in this sites file (configured: alpha, "
+                              "beta)")
         shown = without.view(wid).steps
         assert [(s.state, s.job) for s in shown] == [(JobState.CANCELLED, prep.id),
                                                      (JobState.PENDING, post.id)]
         assert shown[1].reason == (
             f"its job {post.id} was not cancelled: its site gamma is not in this sites file "
-            "(configured: alpha, beta); an engine whose sites file lists gamma cancels it "
-            f"when it starts (or `diamond cancel {post.id}` given that file)")
+            "(configured: alpha, beta); an engine that uses gamma cancels it when it starts "
+            f"(or `diamond cancel {post.id}` where gamma is used)")
         with_gamma = _engine(store, "engine-g", ("gamma",))
         try:
             with_gamma._note_left_queued(rec)  # what its sweep does first

@@ -19,7 +19,7 @@ _PBS_PRO_MEMORY = {-26: "vmem", -27: "mem", -31: "hpmem"}
 _NEVER_RAN = frozenset({-1, -2, -3, -8, -9}) | frozenset({-10, -13})
 # those of a job that had started when PBS ended it (both flavours for -4 to -7; -11 and -12
 # PBS Pro's: Torque's are limit kills)
-_ENDED_RUNNING = {
+ENDED_RUNNING = {
     -4: "aborted when its MoM restarted",
     -5: "aborted when its MoM restarted (checkpointed, not to be moved)",
     -6: "aborted when its MoM restarted (checkpointed, to be moved)",
@@ -27,6 +27,12 @@ _ENDED_RUNNING = {
     -11: "rerun by PBS",
     -12: "checkpointed and killed",
 }
+# how `_negative` says the end of a job PBS ended after its start ({how}: one of
+# ENDED_RUNNING's), or by a code not read here; `dialects.reasons` knows both as the
+# dialect's own sentences
+ENDED_RUNNING_SAID = "ended by PBS after it started: {how} (Exit_status {num})"
+NOT_READ_SAID = ("ended by PBS with Exit_status {num}, a code not read here (whether the job "
+                 "ran is not known)")
 
 
 def _out_of_memory(limit: str, exit_status: int) -> str:
@@ -43,10 +49,9 @@ def _negative(exit_status: int, torque: bool) -> str:
     ended by PBS after it started (how), or a code not read here (said, not guessed)."""
     if exit_status in _NEVER_RAN and not (torque and exit_status in (-10, -13)):
         return f"job never ran (Exit_status {exit_status})"
-    if (how := _ENDED_RUNNING.get(exit_status)) and not (torque and exit_status < -7):
-        return f"ended by PBS after it started: {how} (Exit_status {exit_status})"
-    return (f"ended by PBS with Exit_status {exit_status}, a code not read here (whether the "
-            "job ran is not known)")
+    if (how := ENDED_RUNNING.get(exit_status)) and not (torque and exit_status < -7):
+        return ENDED_RUNNING_SAID.format(how=how, num=exit_status)
+    return NOT_READ_SAID.format(num=exit_status)
 
 
 def finished_state(

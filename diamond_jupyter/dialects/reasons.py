@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from .pbs_outcome import ENDED_RUNNING, ENDED_RUNNING_SAID, NOT_READ_SAID
+
 # slots: one token each (no blank), so a slot holds a name, never a sentence
 _SLOTS = {
     "name": r"[\w.\-@+/%]{1,128}",
@@ -69,6 +71,8 @@ _PBS = _compile([
     # the dialect's own words for how a finished job ended (pbs_outcome.finished_state)
     "deleted (qdel)", "killed by PBS: walltime exceeded", "killed by PBS: resource limit ({num})",
     "job never ran (Exit_status {num})", "walltime exceeded (signal {num})",
+    *(ENDED_RUNNING_SAID.replace("{how}", how) for how in ENDED_RUNNING.values()),
+    NOT_READ_SAID,
     "killed by signal {num}", "walltime exceeded",
     "Exit_status {num} not read: above 256 it is 256 + the signal that killed the job, and "
     "{num} is no signal",

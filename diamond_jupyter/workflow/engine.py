@@ -2288,12 +2288,13 @@ class WorkflowEngine:
             if key.startswith(rec.id + "/"):
                 task.cancel()
         names = set(self.ops.site_names())
-        away: list[str] = []  # "step (job)" of the jobs on sites this engine's file lacks
+        # "step (job)" of the jobs on sites this engine does not use, by site
+        away: dict[str, list[str]] = {}
         for st in rec.steps:
             job = self._job(st)
             if job is not None and not job.state.terminal and job.site not in names \
                     and st.name != culprit and st.phase not in FINAL_PHASES:
-                away.append(f"{st.name} ({job.id})")
+                away.setdefault(job.site, []).append(f"{st.name} ({job.id})")
                 self._leave_uncancelled(rec.id, st, job, reason)
                 continue
             await self._drop_gate(rec.id, st.name)
@@ -2309,24 +2310,26 @@ class WorkflowEngine:
                 continue
             self._step(rec.id, st.name, phase="cancelled", reason=reason,
                        job_id=job.id if job else None)
-        if away:
-            reason += (f"; not cancelled from here (their sites are not in this sites file): "
-                       f"{', '.join(away)}")
+        if away:  # each site said as this engine sees it: not in its file, or not allowed
+            reason += "; not cancelled from here: " + "; ".join(
+                f"{', '.join(steps)} on {site}, which {self.ops.site_absence(site)}"
+                for site, steps in away.items())
         self._set_state(rec.id, state, reason)
         self._finish(rec.id)
         await self.ops.publish()
         self.changed.set()
 
     def _leave_uncancelled(self, wid: str, st: StepRecord, job: Job, reason: str) -> None:
-        """Step `st`'s job (and its gate) on a site this engine's sites file lacks, as its
-        workflow stops: not cancelled, but noted (`uncancelled`) for an engine whose file
-        lists the site, which cancels it when it starts (`_note_left_queued`)."""
+        """Step `st`'s job (and its gate) on a site this engine does not use (its sites file
+        lacks it, or an operator did not allow it), as its workflow stops: not cancelled,
+        but noted (`uncancelled`) for an engine that uses the site, which cancels it when it
+        starts (`_note_left_queued`)."""
         gate = self.store.job_by_token(st.data["gate"]) if st.data.get("gate") else None
         left = {*(st.data.get("uncancelled") or []), job.id}
         if gate is not None and not gate.state.terminal and gate.native_id:
             left.add(gate.id)
         why = (f"its job {job.id} was not cancelled: {self._not_listed(job.site)}; an engine "
-               f"whose sites file lists {job.site} cancels it when it starts (or `diamond "
-               f"cancel {job.id}` given that file)")
+               f"that uses {job.site} cancels it when it starts (or `diamond cancel "
+               f"{job.id}` where {job.site} is used)")
         self._step(wid, st.name, phase="cancelled", reason=reason, job_id=job.id,
                    data={"uncancelled": sorted(left), "unreached": why})

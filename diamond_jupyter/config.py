@@ -1288,10 +1288,23 @@ def _xdg_dir(var: str, default: Path) -> Path:
     return Path(value) if os.path.isabs(value) else default
 
 
+def sites_file_path(path: str | Path) -> Path:
+    """A sites file's path with `~` and `~user` expanded as the shell would (`--config=~/x`
+    reaches us unexpanded); BadInput for a `~user` this machine has no user of (pathlib's
+    bare RuntimeError, a traceback, before)."""
+    try:
+        return Path(path).expanduser()
+    except RuntimeError:
+        owner = str(path)[1:].split("/", 1)[0]
+        raise BadInput(f"sites file {_printable(str(path))}: ~{_printable(owner)} is the home "
+                       f"of a user {_printable(owner)}, and this machine has none (write "
+                       "~/... for your own home, or the path out)") from None
+
+
 def default_config_path() -> Path:
     env = os.environ.get("DIAMOND_CONFIG")
     if env:  # `~/` expanded: a quoted DIAMOND_CONFIG="~/sites.yaml" was "not found"
-        return Path(env).expanduser()
+        return sites_file_path(env)
     return _xdg_dir("XDG_CONFIG_HOME", home_dir() / ".config") / "diamond" / "sites.yaml"
 
 
@@ -2069,7 +2082,7 @@ def _broken_link(p: Path) -> str | None:
 def _load_config(path: str | Path | None, read: list[str]) -> FederationConfig:
     """load_config's work; `read` gets the file's text once YAML has read it."""
     # `~/` expanded as the shell would (`--config=~/sites.yaml` reaches us unexpanded)
-    p = Path(path).expanduser() if path else default_config_path()
+    p = sites_file_path(path) if path else default_config_path()
     text = ""
     try:
         text = _json_tabs_as_blanks(

@@ -27,7 +27,10 @@ Faults found and fixed, each shown by a test here marked `fault` that failed bef
 - a JSON sites file with a `//` comment was refused at the line after it, in PyYAML's
   words; the comment's line is now named;
 - a key path in another user's home (`~root/.ssh/id`) that does not exist was taken and
-  failed only when the site connected; it is now said at once, as an absolute path is.
+  failed only when the site connected; it is now said at once, as an absolute path is;
+- a sites file given as `--config ~nosuchuser/sites.yaml` (or so in DIAMOND_CONFIG) ended
+  in pathlib's traceback (`Could not determine home directory`, exit 1); it now says there
+  is no such user and exits 2.
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ import pytest
 import sweep_helpers
 from test_config_unseen2 import loads, refused, write
 from test_config_unseen22 import _cli_refused
+
+from diamond_jupyter.cli.main import main
 
 key_dir = sweep_helpers.key_dir
 LOCAL = "    transport: {kind: local}\n"
@@ -293,3 +298,30 @@ def test_an_empty_sites_says_what_to_write(key_dir, capsys, text):
     err = _cli_refused(capsys, write(key_dir, text))
     assert "lists no sites (expected `sites:` followed by entries such as `- name: " \
         "mycluster`)" in err, err
+
+
+# ---- the sites file's own path ---------------------------------------------------------------
+
+NO_USER = "~nosuchuser_sweep24/sites.yaml"
+NO_USER_SAID = ("sites file ~nosuchuser_sweep24/sites.yaml: ~nosuchuser_sweep24 is the home of "
+                "a user nosuchuser_sweep24, and this machine has none (write ~/... for your "
+                "own home, or the path out)")
+
+
+@pytest.mark.parametrize("args", [["sites", "--config", NO_USER], ["--config", NO_USER],
+                                  ["sites"], []])
+def test_fault_a_sites_file_in_the_home_of_no_user_is_said_not_a_traceback(capsys, monkeypatch,
+                                                                          args):
+    """`--config ~nosuchuser/sites.yaml` ended in pathlib's `RuntimeError: Could not
+    determine home directory` (exit 1); so did DIAMOND_CONFIG holding it (args without
+    --config)."""
+    monkeypatch.setenv("DIAMOND_CONFIG", NO_USER)
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err == f"diamond: {NO_USER_SAID}\n", err
+
+
+def test_a_sites_file_that_is_a_directory_is_said_with_the_file_to_give(tmp_path, capsys):
+    (tmp_path / "sites.yaml").mkdir()
+    err = _cli_refused(capsys, tmp_path / "sites.yaml")
+    assert f"sites file {tmp_path}/sites.yaml is a directory (give the YAML file in it" in err

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import difflib
+import json
 import math
 import os
 import re
@@ -216,6 +217,13 @@ def parse_hop(text: str) -> tuple[str | None, str, int | None]:
                          f"name ({_printable(rest) or 'login.example.org'}); a slurmrestd "
                          "door's URL goes in url:, with kind: slurmrestd")
     _no_variable(hop, "host")
+    login, slash, path = hop.partition("/")
+    login = login.removesuffix(":")
+    if slash and login and not re.search(r"\s", hop) and parse_hop(login):
+        # scp's `alice@login:/scratch/alice`, `ssh://alice@login:2222/home/alice`
+        raise ValueError(f"{_printable(repr(text))}: /{_printable(path)} is a path, which a "
+                         f"host does not hold: write the login alone ({_printable(login)}), "
+                         "and the directory jobs run in as the site's workdir")
     user, at, hostport = hop.rpartition("@")
     if at and not user:  # `@login`: a user left out was dropped unsaid (the login's own used)
         raise ValueError(f"{_printable(repr(text))}: nothing before '@': write USER@HOST, or "
@@ -1138,7 +1146,7 @@ def ssh_file_problem(t: TransportConfig, *, missing_home_files: bool = True) -> 
         if value is None:
             return None
         path = Path(value).expanduser()
-        if path.is_file() or not (missing_home_files or not value.startswith("~")):
+        if path.is_file() or not (missing_home_files or not _home_unseen(value)):
             return None
         said = f"{key}: {path} {'is not a file' if path.exists() else 'does not exist'}"
         if value != value.rstrip():  # the blank is part of the name: shown, and said
@@ -1169,6 +1177,17 @@ def ssh_file_problem(t: TransportConfig, *, missing_home_files: bool = True) -> 
     if not t.trust_on_first_use:  # with it, the file is made at the first connection
         problem = problem or missing("known_hosts", t.known_hosts)
     return problem
+
+
+def _home_unseen(value: str) -> bool:
+    """Whether a path is in a home this process cannot look in: `~/...` (in a shared file,
+    each user's own), or `~ana/...` where ana's home is closed to us; `~ana/...` in a home
+    we can search is one path, checked as any other."""
+    if not value.startswith("~"):
+        return False
+    if value == "~" or value.startswith("~/"):
+        return True
+    return not os.access(Path(value.split("/", 1)[0]).expanduser(), os.X_OK)
 
 
 # how the files people take for a private key begin: an OpenSSH public key or certificate
@@ -1268,10 +1287,23 @@ def _xdg_dir(var: str, default: Path) -> Path:
     return Path(value) if os.path.isabs(value) else default
 
 
+def sites_file_path(path: str | Path) -> Path:
+    """A sites file's path with `~` and `~user` expanded as the shell would (`--config=~/x`
+    reaches us unexpanded); BadInput for a `~user` this machine has no user of (pathlib's
+    bare RuntimeError, a traceback, before)."""
+    try:
+        return Path(path).expanduser()
+    except RuntimeError:
+        owner = str(path)[1:].split("/", 1)[0]
+        raise BadInput(f"sites file {_printable(str(path))}: ~{_printable(owner)} is the home "
+                       f"of a user {_printable(owner)}, and this machine has none (write "
+                       "~/... for your own home, or the path out)") from None
+
+
 def default_config_path() -> Path:
     env = os.environ.get("DIAMOND_CONFIG")
     if env:  # `~/` expanded: a quoted DIAMOND_CONFIG="~/sites.yaml" was "not found"
-        return Path(env).expanduser()
+        return sites_file_path(env)
     return _xdg_dir("XDG_CONFIG_HOME", home_dir() / ".config") / "diamond" / "sites.yaml"
 
 
@@ -1327,6 +1359,10 @@ def _yaml_problem(e: yaml.YAMLError, source: str = "") -> str:
         text += (" (YAML tags such as !include or !env are not read: a sites file is plain "
                  "YAML in one file; to share settings between sites, write x-common: "
                  "&common {...} above them and <<: *common in each)")
+    if str(problem).startswith(("expected escape sequence", "found unknown escape")):
+        text += (" (a backslash inside double quotes starts an escape such as \\n or "
+                 "\\U0001F600: a Windows path or other text holding backslashes goes in single "
+                 "quotes, and a path here is written with /)")
     if "'\\t'" in text:
         text += " " + tab_hint(source, mark, "(indent with spaces: YAML does not allow tabs "
                                "there)")
@@ -1466,6 +1502,10 @@ _SITE_ELSEWHERE = {
                     "a QOS is a job's (its qos, or #SBATCH --qos in its script); a job "
                     "that names none runs under its account's default QOS"),
 }
+
+# keys other tools give a site's login under, written at the site's level
+# (`host:` and `hostname:` are said as the transport's keys, with the others)
+_LOGIN_KEYS = ("ssh", "login", "login_host", "login_node", "ssh_host", "ssh_login")
 
 # what a field with a pattern accepts, in words
 PATTERN_WORDS = {
@@ -1618,6 +1658,11 @@ def _explain(err: Any) -> str:
                                                               TransportConfig) else None
             if model is SiteConfig:
                 said = said or _SITE_ELSEWHERE.get(key.lower())
+            if model is SiteConfig and key.lower() in _LOGIN_KEYS and isinstance(given, str):
+                # `ssh: alice@login` as other tools' host files write a login
+                said = (f"a site's SSH login goes in its transport: write transport: "
+                        f"{{host: {_printable(given.strip())}}} (USER@HOST:PORT and "
+                        "ssh://USER@HOST:PORT are read there)")
             if said is not None:  # a password, a token written out: never kept here
                 return f"unknown key: {said}"
             bare = key.strip().rstrip(":").strip()
@@ -1743,6 +1788,25 @@ def _explain(err: Any) -> str:
                     "with its keys (scheduler, transport...) under it")
         return f"{msg} (a mapping of key: value lines)"
     return msg
+
+
+def _word_meant(root: yaml.Node | None, err: Any) -> str | None:
+    """A text value (a name, a partition, an account) YAML 1.1 read as a boolean or as null
+    from a word (`on`, `no`, `null`), found in the file's YAML tree `root`: the word written
+    and the line to write, quoted; None for any other error, or a value not written as a
+    plain word."""
+    given = err.get("input")
+    if root is None or err["type"] != "string_type" or not (
+            given is None or isinstance(given, bool)):
+        return None
+    node = node_at(root, tuple(err["loc"]))
+    if not isinstance(node, yaml.ScalarNode) or node.style or node.value in ("", "~"):
+        return None  # quoted, or `key:`/`~` (nothing written): said as such
+    word, last = _printable(node.value), err["loc"][-1]
+    read = "no value (null)" if given is None else str(given).lower()
+    quoted = f"- '{word}'" if isinstance(last, int) else f"{last}: '{word}'"
+    return (f"{_printable(str(err['msg']))}, got {read}: YAML reads `{word}` as {read}, not "
+            f"as the word; to mean the word, put the value in quotes: {quoted}")
 
 
 def _default_of(loc: tuple[Any, ...]) -> str:
@@ -1937,6 +2001,34 @@ def _other_format_hint(p: Path, text: str) -> str:
             "`key: value`")
 
 
+def _json_tabs_as_blanks(text: str) -> str:
+    """A JSON sites file indented with tabs (`jq --tab`, an editor's JSON mode) as YAML reads
+    it: PyYAML takes no tab between tokens, where JSON does. Valid JSON holds no raw tab
+    inside a string, so each of its tabs is a blank: each becomes one (lines and columns
+    as written). Any other text is returned as it is."""
+    if "\t" not in text or not text.lstrip("\ufeff \t\r\n").startswith(("{", "[")):
+        return text
+    try:
+        json.loads(text.removeprefix("\ufeff"))
+    except ValueError:
+        return text
+    return text.replace("\t", " ")
+
+
+_SLASH_COMMENT = re.compile(r"^[ \t]*(//|/\*)", re.MULTILINE)
+
+
+def _slash_comment_hint(text: str) -> str:
+    """' (line N starts with //, ...)': a `//` or `/* */` comment (JSONC, a JSON editor's
+    habit) that YAML read as text and refused further on."""
+    m = _SLASH_COMMENT.search(text)
+    if m is None:
+        return ""
+    line = text.count("\n", 0, m.start()) + 1
+    return (f" (line {line} starts with {m.group(1)}, a comment neither JSON nor YAML reads: "
+            "remove it, or write it after # as YAML does)")
+
+
 def _not_a_mapping(raw: Any, root: yaml.Node | None) -> str:
     """Why a file whose whole is a list or one value (read from the YAML tree `root`) is no
     sites file, and where it starts: a list of sites written without `sites:` above it is
@@ -1978,10 +2070,11 @@ def _broken_link(p: Path) -> str | None:
 def _load_config(path: str | Path | None, read: list[str]) -> FederationConfig:
     """load_config's work; `read` gets the file's text once YAML has read it."""
     # `~/` expanded as the shell would (`--config=~/sites.yaml` reaches us unexpanded)
-    p = Path(path).expanduser() if path else default_config_path()
+    p = sites_file_path(path) if path else default_config_path()
     text = ""
     try:
-        text = _read_text(p, named=bool(path or os.environ.get("DIAMOND_CONFIG")))
+        text = _json_tabs_as_blanks(
+            _read_text(p, named=bool(path or os.environ.get("DIAMOND_CONFIG"))))
         raw, root = strict_read(text)
         read.append(text)
     except FileNotFoundError:
@@ -2010,7 +2103,7 @@ def _load_config(path: str | Path | None, read: list[str]) -> FederationConfig:
         hint += structure_hint(text, e)
         raise BadInput(f"sites file {p} is not valid YAML: {_yaml_problem(e, text)}{hint}"
                        f"{odd_blank_hint(text)}{_lookalike_colon_hint(text)}"
-                       f"{_other_format_hint(p, text)}") from None
+                       f"{_other_format_hint(p, text)}{_slash_comment_hint(text)}") from None
     except RecursionError:
         raise BadInput(f"sites file {p} is nested too deeply to be a sites file") from None
     sites = raw.get("sites") if isinstance(raw, dict) else None
@@ -2046,7 +2139,7 @@ def _load_config(path: str | Path | None, read: list[str]) -> FederationConfig:
         if first["type"] == "invalid_key" or first["loc"][-1:] == ("[key]",):
             _keys_are_text(raw, p, root)  # `5:`, `true:` named as written
         where = _where(raw, first["loc"])
-        what = _explain(first)
+        what = _word_meant(root, first) or _explain(first)
         more = f" (and {e.error_count() - said_for} more)" \
             if e.error_count() > said_for else ""
         loc = _key_at_fault(raw, tuple(x for x in first["loc"] if x != "[key]"),

@@ -18,7 +18,7 @@ from pathlib import Path
 from stat import S_ISREG
 from typing import NamedTuple
 
-from .config import load_config
+from .config import load_config, sites_file_path
 from .model import DiamondError
 from .store.codec import redact
 
@@ -96,7 +96,7 @@ class SitesFileWatch:
     @classmethod
     def now(cls, path: str | Path, reader: str) -> SitesFileWatch:
         """The file at `path` as it is now: made just before the engine reads it."""
-        p = Path(path).expanduser()
+        p = sites_file_path(path)
         return cls(p, reader, *file_digest(p))
 
     def change(self) -> str | None:

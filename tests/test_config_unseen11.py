@@ -270,8 +270,10 @@ def test_fault_a_home_of_no_such_user_is_refused_naming_it(d):
 
 
 def test_a_home_of_another_user_is_theirs(d):
-    t = loads(d, ssh_site(d, "host: login.example.org\nkey_file: ~root/.ssh/id_hpc")).sites[0]
-    assert t.transport.key_file == "~root/.ssh/id_hpc"  # checked when the site connects
+    """`~root/...` is one path, in a home this process can search: a key missing there is
+    said at once, as an absolute path's (sweep 24); `~/...` is each user's own, below."""
+    msg = refused(d, ssh_site(d, "host: login.example.org\nkey_file: ~root/.ssh/id_hpc"))
+    assert msg.endswith("transport.key_file: /root/.ssh/id_hpc does not exist (line 7)"), msg
 
 
 @pytest.mark.parametrize("line,typo,meant", [

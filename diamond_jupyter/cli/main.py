@@ -8,7 +8,6 @@ import json
 import os
 import shlex
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..model import BadInput, DiamondError
@@ -156,10 +155,16 @@ sites:
 def _no_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     """`diamond` alone: without a sites file, how to begin (what to write, where, how to
     check it); with one, the commands. Exit 2 either way: no command is no work done."""
-    from ..config import default_config_path
+    from ..config import default_config_path, sites_file_path
 
     given = args.config_first
-    path = Path(given).expanduser() if given else default_config_path()
+    try:
+        path = sites_file_path(given) if given else default_config_path()
+    except BadInput as e:  # `--config ~nosuchuser/sites.yaml`
+        print(f"diamond: {e}", file=sys.stderr)
+        if getattr(args, "json_first", False):
+            _json_error("bad-input", str(e))
+        return 2
     if path.is_file():
         message = f"no command given (sites file: {path})"
         print(parser.format_help().rstrip() + f"\n\ndiamond: {message}", file=sys.stderr)

@@ -1074,8 +1074,26 @@ _UNIT_WORDS = ("processor", "proc", "core", "cpu", "pe", "node", "way", "gpu", "
                "socket", "slot")
 
 
+# A line of number-name pairs alone, blanks between ("; Partitions: 1 batch 2 debug")
+_PAIRS_ONLY = re.compile(r"(?:-?[0-9]+\s+[A-Za-z][\w.+-]*\s*){2,}")
+_PAIR = re.compile(r"(-?[0-9]+)\s+([A-Za-z][\w.+-]*)")
+_TIME_WORDS = ("second", "sec", "minute", "min", "hour", "hr", "day", "week")
+
+
 def _one_partition_each(value: str) -> list[str]:
-    """A Partition line's text cut where it names another partition."""
+    """A Partition line's text cut where it names another partition: after a comma or a
+    semicolon, or between pairs of a line that holds nothing but number-name pairs, none of
+    its words a count's unit ("1 thin 896 processors" is one partition) or, the pairs
+    numbered in turn, none in the plural ("1 batch 2 debug 3 gpu", not "2 fat 3 nodes")."""
+    if _PAIRS_ONLY.fullmatch(value.strip()):
+        pairs = _PAIR.findall(value)
+        numbers = [int(number) for number, _ in pairs]
+        counts = [name for _, name in pairs
+                  if name.lower().rstrip("s") in (*_UNIT_WORDS, *_TIME_WORDS)]
+        in_turn = numbers == list(range(numbers[0], numbers[0] + len(numbers)))
+        # numbered in turn, a unit in the singular is a name ("3 gpu"), not "3 nodes"
+        if not counts or in_turn and not any(name.lower().endswith("s") for name in counts):
+            return [f"{number} {name}" for number, name in pairs]
     cuts = [m.start() for m in _NEXT_PARTITION.finditer(value)
             if m.group(1).lower().rstrip("s") not in _UNIT_WORDS
             and not m.group(1).lower().startswith(("each", "per"))]
@@ -1662,6 +1680,7 @@ def _within_machine(header: dict[str, int], t: JobTable, notes: list[str],
     machine = header.get("MaxProcs")
     if not machine:
         return
+    _beyond_any_machine(machine, t, notes, machine_named)
     over = [i for i in range(len(t))
             if t.by_request[i] and t.procs[i] > machine and t.run[i] > 0]
     if not over:
@@ -1669,6 +1688,32 @@ def _within_machine(header: dict[str, int], t: JobTable, notes: list[str],
     notes.append(f"{len(over)} job(s) requested more than {machine_named.format(machine)} "
                  f"and have no allocated count (e.g. job {t.number[over[0]]}): "
                  "each is counted as the whole machine")
+    for i in over:
+        t.procs[i] = machine
+
+
+# Jobs that ran on more than HEADER_LONG times MaxProcs, at most this share of those that
+# ran, are broken records (a field shifted, a node count read as cores), not the machine's
+OUTLIER_SHARE = 0.05
+
+
+def _beyond_any_machine(machine: int, t: JobTable, notes: list[str],
+                        machine_named: str) -> None:
+    """A few jobs that ran on more than HEADER_LONG times MaxProcs (100,000 processors in a
+    log of 32) among many that fit: each is counted as the whole machine, and said. Kept,
+    they made the machine theirs, and every other job a sliver of it the replay thinned out.
+    Where more than OUTLIER_SHARE of the jobs that ran are so large, the header is what is
+    wrong (`_machine_procs`)."""
+    ran = sum(1 for r, p in zip(t.run, t.procs, strict=True) if r > 0 and p > 0)
+    over = [i for i in range(len(t))
+            if not t.by_request[i] and t.procs[i] > HEADER_LONG * machine and t.run[i] > 0]
+    if not over or len(over) > OUTLIER_SHARE * ran:
+        return
+    e = t.row(max(over, key=t.procs.__getitem__))
+    notes.append(f"{len(over)} of the {ran} job(s) that ran held more than {HEADER_LONG} times "
+                 f"{machine_named.format(machine)} (e.g. job {e.number}: {e.procs} in field 5), "
+                 "far beyond the rest: broken records (a shifted field, a count in another "
+                 "unit), each counted as the whole machine")
     for i in over:
         t.procs[i] = machine
 

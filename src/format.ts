@@ -190,13 +190,16 @@ let glyphSegmenter: Intl.Segmenter | null = null;
 /** A job array's tasks in words, the most numerous state first: "8 tasks: 5 PENDING,
  * 3 RUNNING"; '' for a job that is not an array. */
 export function arrayTasksText(tasks: { total: number; states: Record<string, number> } | null | undefined): string {
-  if (!tasks) {
-    return '';
-  }
-  const states = Object.entries(tasks.states)
+  return tasks ? countsText(tasks.total, tasks.states, 'task') : '';
+}
+
+/** "25 steps: 20 COMPLETED, 3 RUNNING, 2 PENDING": `total` `noun`s and how many are in
+ * each state, the most common first. */
+export function countsText(total: number, states: Record<string, number>, noun: string): string {
+  const said = Object.entries(states)
     .sort(([a, m], [b, n]) => n - m || a.localeCompare(b))
     .map(([state, n]) => `${n} ${state}`);
-  return `${tasks.total} task${tasks.total === 1 ? '' : 's'}: ${states.join(', ')}`;
+  return `${total} ${noun}${total === 1 ? '' : 's'}: ${said.join(', ')}`;
 }
 
 /** `text` cut to fit `columns` Latin letters' width, with '…' in place of what is left out:

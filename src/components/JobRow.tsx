@@ -320,6 +320,10 @@ export function JobRow(props: {
             <copyIcon.react tag="span" className="jp-diamond-inline-icon" />
             {copied ? 'Copied' : 'Copy id'}
           </button>
+          {predicted && (
+            // what the prediction rests on, in plain view (the row's title is hover-only)
+            <div data-diamond-predicted-basis="">{predictionSource(job.predicted_start)}</div>
+          )}
           <JobDetails job={job} timeZone={timeZone} />
           <Dependencies job={job} stateOf={stateOf ?? noState} />
         </div>

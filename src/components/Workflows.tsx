@@ -1,6 +1,7 @@
 import * as React from 'react';
 
 import { requestAPI } from '../api';
+import { countsText } from '../format';
 import { DiamondModel } from '../model';
 
 /** One step as GET /workflows gives it. */
@@ -115,6 +116,15 @@ export function useWorkflows(
   return { workflows, error };
 }
 
+/** How many of `steps` are in each state. */
+function stepStates(steps: IWorkflowStep[]): Record<string, number> {
+  const states: Record<string, number> = {};
+  for (const s of steps) {
+    states[s.state] = (states[s.state] ?? 0) + 1;
+  }
+  return states;
+}
+
 /** Workflows, each `[data-diamond-workflow=ID]` with its DAG; `className` is added to the
  * list's. */
 export function WorkflowList(props: { workflows: IWorkflow[]; className?: string }): JSX.Element {
@@ -128,6 +138,10 @@ export function WorkflowList(props: { workflows: IWorkflow[]; className?: string
           <div>
             <strong>{wf.name ?? wf.id}</strong> <code>{wf.id}</code>{' '}
             <span className={`jp-diamond-state-${wf.state.toLowerCase()}`}>{wf.state}</span>
+          </div>
+          {/* how far it got, said in one line: a graph of many steps is read a box at a time */}
+          <div className="jp-diamond-muted" data-diamond-step-count={wf.steps.length}>
+            {countsText(wf.steps.length, stepStates(wf.steps), 'step')}
           </div>
           {wf.reason && (
             <p className="jp-diamond-dag-reason" data-diamond-workflow-reason="">

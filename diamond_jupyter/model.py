@@ -1221,6 +1221,9 @@ def job_json(job: Job) -> dict[str, Any]:
         "array_tasks": array_task_counts(job)}
 
 
+TASKS_EXPANDED = 10_000  # task states kept per array at most (an array may hold millions)
+
+
 def array_task_counts(job: Job) -> dict[str, Any] | None:
     """A job array's tasks as the faces count them (not each task: an array may hold
     thousands): how many its scheduler listed and how many are in each state, by its latest

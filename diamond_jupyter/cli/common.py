@@ -70,7 +70,16 @@ def byte_size(text: str) -> int:
     return int(digits) * _SIZE_UNITS[unit]
 
 
+EXIT_CODES = ("exit status: 0 when done; 2 on bad input (what was given, where, what is "
+              "accepted: one line on stderr); 1 when a site, the network or the job failed "
+              "(the reason on stderr); 130 when interrupted (Ctrl-C). With --json an error "
+              "is also {\"reason\", \"message\"} on stdout.")
+
+
 def common_options(p: argparse.ArgumentParser) -> None:
+    """--json and --config, and the exit statuses in the help's last lines (every
+    subcommand's)."""
+    p.epilog = f"{p.epilog}\n\n{EXIT_CODES}" if p.epilog else EXIT_CODES
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--config", help="sites file (else $DIAMOND_CONFIG, else the default)")
 

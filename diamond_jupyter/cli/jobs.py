@@ -232,17 +232,47 @@ def cmd_wait(args: argparse.Namespace) -> int:
 
 
 def cmd_cancel(args: argparse.Namespace) -> int:
+    """`diamond cancel JOB [JOB ...]`: each job cancelled in the order given (an id given
+    twice once); an id that names no job, or whose site fails, is said on stderr and the
+    others are still cancelled. Exit 0 when each was; else 2 when an id was bad input, 1
+    when only a site failed. --json: the Job for one id, a list of the Jobs cancelled for
+    several."""
+    from ..federation import Federation
+
+    ids = list(dict.fromkeys(args.jobs))
+
     async def go(fed):
-        before = fed.job(args.job)
-        return before, await fed.cancel(args.job)
-    before, job = asyncio.run(with_fed(args, go))
-    out(args, job_json(job), job_line(job))
-    # the line above shows the state as stored: say what the cancel did (a PENDING job
-    # shown after `cancel` looked like a cancel that failed)
-    note = cancel_note(job.id, job.site, before.state.value, before.state.terminal,
-                       job.state.terminal)
-    if note:
-        print(visible(f"diamond: {note}"), file=sys.stderr)
+        done, failed = [], []
+        for job_id in ids:
+            try:
+                before = fed.job(job_id)
+                done.append((before, await fed.cancel(job_id)))
+            except DiamondError as e:
+                if len(ids) == 1:
+                    raise
+                failed.append((job_id, e))
+        return done, failed
+    done, failed = asyncio.run(with_fed(args, go))
+    if args.json and len(ids) > 1:
+        out(args, [job_json(job) for _, job in done])
+    for before, job in done:
+        if not args.json or len(ids) == 1:
+            out(args, job_json(job), job_line(job))
+        # the line above shows the state as stored: say what the cancel did (a PENDING job
+        # shown after `cancel` looked like a cancel that failed)
+        note = cancel_note(job.id, job.site, before.state.value, before.state.terminal,
+                           job.state.terminal)
+        if note:
+            print(visible(f"diamond: {note}"), file=sys.stderr)
+    for job_id, e in failed:
+        print(visible(f"diamond: {job_id}: {one_line(Federation.error_said(e))}"),
+              file=sys.stderr)
+    if failed:
+        bad = sum(isinstance(e, BadInput) for _, e in failed)
+        print(visible(f"diamond: {len(done)} of {len(ids)} jobs cancelled; "
+                      f"{len(failed)} not: " + ", ".join(j for j, _ in failed)),
+              file=sys.stderr)
+        return 2 if bad else 1
     return 0
 
 
@@ -480,8 +510,11 @@ def add_job_commands(add: Adder) -> None:
                    "seconds (exit 1)")
     p.add_argument("--poll", type=seconds, default=30.0,
                    help="with --wait: safety-net poll interval (s)")
+    p = add("cancel", cmd_cancel, "cancel jobs")
+    p.add_argument("jobs", nargs="+", metavar="JOB",
+                   help=job_help + "; several cancel each (an unknown one is said, the "
+                   "others still cancelled; exit 2 then)")
     for name, fn, help in (("status", cmd_status, "a job's state"),
-                           ("cancel", cmd_cancel, "cancel a job"),
                            ("release", cmd_release, "release a job submitted with --hold "
                             "(one whose stage-in copies: once its input has arrived)")):
         add(name, fn, help).add_argument("job", help=job_help)

@@ -264,14 +264,14 @@ def cmd_cancel(args: argparse.Namespace) -> int:
                            job.state.terminal)
         if note:
             print(visible(f"diamond: {note}"), file=sys.stderr)
+    def shown(line: str) -> str:  # an id typed may hold a secret of the environment
+        return visible(f"diamond: {one_line(Federation.error_said(BadInput(line)))}")
     for job_id, e in failed:
-        print(visible(f"diamond: {job_id}: {one_line(Federation.error_said(e))}"),
-              file=sys.stderr)
+        print(shown(f"{job_id}: {Federation.error_said(e)}"), file=sys.stderr)
     if failed:
         bad = sum(isinstance(e, BadInput) for _, e in failed)
-        print(visible(f"diamond: {len(done)} of {len(ids)} jobs cancelled; "
-                      f"{len(failed)} not: " + ", ".join(j for j, _ in failed)),
-              file=sys.stderr)
+        print(shown(f"{len(done)} of {len(ids)} jobs cancelled; {len(failed)} not: "
+                    + ", ".join(j for j, _ in failed)), file=sys.stderr)
         return 2 if bad else 1
     return 0
 

@@ -1236,6 +1236,18 @@ def array_task_counts(job: Job) -> dict[str, Any] | None:
     return {"total": len(job.tasks), "states": dict(sorted(counts.items()))}
 
 
+def array_tasks_said(job: Job) -> str | None:
+    """A job array's task counts as every text face says them ("array tasks: 4 (1 RUNNING,
+    2 PENDING, 1 COMPLETED)", the states in the job vocabulary's order); None for a job
+    that is not an array, or whose tasks none was listed."""
+    counts = array_task_counts(job)
+    if counts is None:
+        return None
+    each = ", ".join(f"{counts['states'][s.value]} {s.value}" for s in JobState
+                     if s.value in counts["states"])
+    return f"array tasks: {counts['total']} ({each})"
+
+
 class QueueLimit(_Model):
     """One PBS queue limit entry: `max_run_res.ncpus = [u:PBS_GENERIC=64]` is attribute
     "max_run", resource "ncpus", scope "u", who "PBS_GENERIC", value 64 (resource "jobs"

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..digits import ascii_digits
-from ..model import BadInput, Job, JobSpec, one_line, visible
+from ..model import BadInput, Job, JobSpec, array_tasks_said, one_line, visible
 from ..option_types import SPEC_OPTIONS
 
 if TYPE_CHECKING:
@@ -90,6 +90,8 @@ def job_line(job: Job) -> str:
     reason = f" ({one_line(job.reason or '')})" if said else ""
     if job.reused_by:
         reason += f" [native id reused by {job.reused_by}]"
+    if (tasks := array_tasks_said(job)) is not None:
+        reason += f" [{tasks}]"
     # tab-separated: a tab or newline in a name or a reason is written out
     return f"{job.id}\t{job.state.value}{extra}\t{one_line(job.name or '')}{reason}"
 

@@ -20,8 +20,8 @@ from ..model import (
     one_line,
     visible,
 )
-from ..option_types import count, filled, hedge_count, job_state, list_limit
-from ..wording import cancel_note
+from ..option_types import MAX_LISTED, count, filled, hedge_count, job_state, list_limit
+from ..wording import cancel_note, more_jobs_note
 from .common import (
     byte_size,
     job_line,
@@ -115,7 +115,15 @@ def cmd_place(args: argparse.Namespace) -> int:
     pl = asyncio.run(with_fed(args, lambda fed: fed.place(spec, policy=args.policy)))
     out(args, pl.model_dump(mode="json"), pl.explain() if args.explain else
            (pl.choice or "no site can run this job\n" + pl.explain()))
-    return 0 if pl.choice else pl.no_choice().exit_code  # 1: a site may yet run it
+    if pl.choice:
+        return 0
+    # exit 2 (every site refused the job) or 1 (a site may yet run it), with the reason on
+    # stderr as every other failure: `place --explain` ended 1 without a word
+    from ..federation import Federation
+
+    refusal = pl.no_choice()  # a site's words: its secrets ***
+    print(visible(f"diamond: {one_line(Federation.error_said(refusal))}"), file=sys.stderr)
+    return refusal.exit_code
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
@@ -403,12 +411,16 @@ def cmd_jobs(args: argparse.Namespace) -> int:
 
     fed = Federation(args.config)
     states = args.state.split(",") if args.state else None
-    jobs = fed.jobs(site=args.site, states=states, limit=args.limit)
+    jobs = fed.jobs(site=args.site, states=states, limit=min(args.limit + 1, MAX_LISTED))
+    more = len(jobs) > args.limit
+    jobs = jobs[:args.limit]
     hand_over(fed, args)
     if args.json or jobs:
         deps = fed.dependencies_of_jobs(jobs)  # one pass over them all
         out(args, [job_json(j) | {"depends_on": dependencies_json(deps[j.id])} for j in jobs],
             "\n".join(job_line(j) for j in jobs))
+        if more:  # on stderr: stdout stays the list
+            print(f"diamond: {more_jobs_note(args.limit, '--limit')}", file=sys.stderr)
     else:  # not a blank line: say so, on stderr (stdout stays a list of jobs, here none)
         print("diamond: no jobs" + (f" {' or '.join(states)}" if states else "")
               + (f" on {args.site}" if args.site else "") + " in the store", file=sys.stderr)

@@ -301,3 +301,23 @@ def test_fault_a_placement_without_a_site_says_why_on_stderr(user, more):
     assert last.startswith("diamond: no site can run this job: alpha: no nodes reported"), \
         res.stderr
     assert "ghost: site unreachable" in last
+
+
+async def test_a_unicode_name_is_given_whole_by_mcp(user):
+    """(guard) an MCP client (another agent) asking a job's status: its name whole."""
+    from diamond_jupyter.mcp_server import build_server
+
+    _named(user.store_path)
+    server = build_server(str(user.sites), root=user.root)
+    got = await server.call_tool("status", {"job_id": "alpha:90"})
+    assert NAME in json.dumps(got, default=str, ensure_ascii=False), got
+
+
+def test_the_version_says_the_packages_own(user):
+    """(guard) `diamond --version`: the installed package's version, exit 0, nothing on
+    stderr; after a subcommand it is an unknown option, said as such."""
+    from importlib.metadata import version
+
+    res = user.run("--version", code=0)
+    assert res.stdout.strip() == version("diamond-jupyter") and res.stderr == ""
+    sweep_helpers.cli_refusal(user.run("jobs", "--version"), "unknown option --version")

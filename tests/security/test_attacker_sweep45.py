@@ -373,3 +373,18 @@ def test_load_config_of_a_bad_zone_is_bad_input_not_an_os_error(tmp_path):
                      "    metadata: {timezone: Europe}\n")
     with pytest.raises(BadInput, match="line 4"):
         load_config(sites)
+
+
+async def test_another_users_token_reads_no_event_nor_job(rest, tmp_path):
+    """(guard) a second hub user's token (valid on their own server, not on this one) asking
+    this user's events, jobs and state: refused, nothing of the job in the answer."""
+    store = Store(tmp_path / "store.sqlite3")
+    store.upsert_job(Job(id="here:7", site="here", native_id="7", name="alices-secret-run"))
+    store.close()
+    theirs = {"Authorization": "token bob-0f1e2d3c4b5a69788796a5b4c3d2e1f0"}
+    for path in ("events", "events?since=0", "jobs", "jobs/here:7", "state"):
+        code, reply = await rest("GET", path, headers=theirs, auth=False)
+        assert code in (401, 403) and "alices-secret-run" not in json.dumps(reply), \
+            (path, code, reply)
+    code, reply = await rest("GET", "jobs")
+    assert code == 200 and [j["name"] for j in reply["jobs"]] == ["alices-secret-run"]

@@ -388,3 +388,31 @@ async def test_another_users_token_reads_no_event_nor_job(rest, tmp_path):
             (path, code, reply)
     code, reply = await rest("GET", "jobs")
     assert code == 200 and [j["name"] for j in reply["jobs"]] == ["alices-secret-run"]
+
+
+async def test_over_real_ssh_a_result_file_that_is_a_link_when_opened_is_not_copied(sshd,
+                                                                                   tmp_path):
+    """(the fetch's check over SFTP, whose open follows links) against a real sshd: a file
+    in the job's directory is copied; one that is a link to the user's key, or whose folder
+    is a link out of the directory, is LeftItsDirectory, nothing written."""
+    import secrets
+
+    from test_transport_ssh import ssh
+
+    t = ssh(sshd)
+    d = f"~/dj-{secrets.token_hex(4)}"
+    try:
+        await t.put_bytes(b"result", f"{d}/job/result.txt", mode=0o644)
+        await t.put_bytes(KEY.encode(), f"{d}/dot-ssh/id_ed25519", mode=0o600)
+        await t.run(["ln", "-s", "../dot-ssh/id_ed25519", f"{d[2:]}/job/key.txt"])
+        await t.run(["ln", "-s", "../dot-ssh", f"{d[2:]}/job/sub"])
+        await t.get_file(f"{d}/job/result.txt", str(tmp_path / "r"), within=f"{d}/job")
+        assert (tmp_path / "r").read_bytes() == b"result"
+        for name in ("key.txt", "sub/id_ed25519"):
+            with pytest.raises(LeftItsDirectory):
+                await t.get_file(f"{d}/job/{name}", str(tmp_path / "k"), within=f"{d}/job")
+            assert not (tmp_path / "k").exists()
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["r"]  # no temp file left
+    finally:
+        await t.run(["rm", "-rf", d[2:]])
+        await t.close()

@@ -272,6 +272,7 @@ def cmd_cancel(args: argparse.Namespace) -> int:
                            job.state.terminal)
         if note:
             print(visible(f"diamond: {note}"), file=sys.stderr)
+
     def shown(line: str) -> str:  # an id typed may hold a secret of the environment
         return visible(f"diamond: {one_line(Federation.error_said(BadInput(line)))}")
     for job_id, e in failed:

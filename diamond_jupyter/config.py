@@ -688,6 +688,17 @@ CONTAINER_RUNTIMES = ("apptainer", "singularity", "podman", "docker", "enroot", 
                       "charliecloud", "shifter", "podman-hpc", "sarus")
 
 
+def known_zone(name: str) -> ZoneInfo | None:
+    """The zone of IANA name `name` in this machine's zone database; None for any other
+    text: one naming no zone, a path (`../../etc/localtime`), a folder of zones (`Europe`)
+    or a name longer than a file name may be (those two were an OSError naming the zone
+    database's own path, from a sites file or a site reporting its zone)."""
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        return None
+
+
 def _check_zone(name: Any) -> None:
     """`metadata.timezone`: an IANA zone name this machine's zone database knows; a typo
     (`Europe/Berln`) was ignored and the cluster's times read in the engine's zone, hours
@@ -698,11 +709,8 @@ def _check_zone(name: Any) -> None:
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"timezone: {_printable(repr(name))[:60]} is not a time zone name "
                          f"(accepted: {accepted}; leave timezone out for the engine's zone)")
-    try:
-        ZoneInfo(name)
+    if known_zone(name) is not None:
         return
-    except (ZoneInfoNotFoundError, ValueError):
-        pass
     zones = available_timezones()
     by_case = {z.lower(): z for z in zones}
     near = by_case.get(name.strip().lower()) or next(iter(difflib.get_close_matches(
@@ -855,10 +863,7 @@ class SiteConfig(_Cfg):
         is refused when the sites file is read; one this machine stopped knowing since
         reads as unset."""
         name = self.metadata.get("timezone")
-        try:
-            return ZoneInfo(name) if isinstance(name, str) and name else None
-        except (ZoneInfoNotFoundError, ValueError):
-            return None
+        return known_zone(name) if isinstance(name, str) and name else None
 
     @field_validator("preamble")
     @classmethod

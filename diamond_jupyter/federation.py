@@ -115,7 +115,7 @@ from .transports import (
     HostKeyError,
     OutputTooLarge,
 )
-from .transports.base import FileStat
+from .transports.base import FileStat, LeftItsDirectory
 
 log = one_line_logger(__name__)
 # a view read more than this many poll intervals ago has missed a poll (a monitor polls a
@@ -1815,15 +1815,21 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         dest_dir, chosen, skipped = await self.fetch_choice(
             job.id, dest, files=files, overwrite=overwrite, max_file_bytes=max_file_bytes)
         out = FetchResult(dest_dir, skipped=skipped)
+        workdir = job.workdir or (job.spec.working_directory if job.spec else None)
         for remote, local in chosen:
             if only is not None and remote not in only:
                 continue
             local.parent.mkdir(parents=True, exist_ok=True)
             try:
-                await site.fetch(remote, str(local), max_bytes=bound)
+                await site.fetch(remote, str(local), max_bytes=bound, within=workdir)
             except OutputTooLarge:  # it grew past the bound after the listing
                 out.skipped.append(too_large_line(local.relative_to(dest_dir).as_posix(),
                                                   None, bound, setting))
+                continue
+            except LeftItsDirectory:  # the job made it a link after the listing
+                out.skipped.append(f"{local.relative_to(dest_dir).as_posix()}: became a "
+                                   "symbolic link, or was reached through one out of the "
+                                   "job's directory, after it was listed: not fetched")
                 continue
             self.store.note_fetched(job.id, canonical(local))
             out.paths.append(local)

@@ -1221,6 +1221,9 @@ def job_json(job: Job) -> dict[str, Any]:
         "array_tasks": array_task_counts(job)}
 
 
+TASKS_EXPANDED = 10_000  # task states kept per array at most (an array may hold millions)
+
+
 def array_task_counts(job: Job) -> dict[str, Any] | None:
     """A job array's tasks as the faces count them (not each task: an array may hold
     thousands): how many its scheduler listed and how many are in each state, by its latest
@@ -1231,6 +1234,18 @@ def array_task_counts(job: Job) -> dict[str, Any] | None:
     for state in job.tasks.values():
         counts[state.value] = counts.get(state.value, 0) + 1
     return {"total": len(job.tasks), "states": dict(sorted(counts.items()))}
+
+
+def array_tasks_said(job: Job) -> str | None:
+    """A job array's task counts as every text face says them ("array tasks: 4 (1 RUNNING,
+    2 PENDING, 1 COMPLETED)", the states in the job vocabulary's order); None for a job
+    that is not an array, or whose tasks none was listed."""
+    counts = array_task_counts(job)
+    if counts is None:
+        return None
+    each = ", ".join(f"{counts['states'][s.value]} {s.value}" for s in JobState
+                     if s.value in counts["states"])
+    return f"array tasks: {counts['total']} ({each})"
 
 
 class QueueLimit(_Model):

@@ -15,9 +15,8 @@ import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta, timezone, tzinfo
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from .config import SiteConfig
+from .config import SiteConfig, known_zone
 from .dialects.outputs_common import UNLIMITED, limit_count, not_set_mark
 from .dialects.sge_commands import amount
 from .dialects.sge_script import sge_arch
@@ -77,13 +76,14 @@ def site_zone(cfg: SiteConfig, snap: SiteSnapshot | None = None
     told = snap.site_time_zone if snap is not None else None
     if told:
         m = re.fullmatch(r"([+-])([0-9]{2})([0-9]{2})", told)
-        try:
-            zone: tzinfo = ZoneInfo(told) if m is None else timezone(
+        try:  # an offset past a day (+9999) is a ValueError
+            zone: tzinfo | None = known_zone(told) if m is None else timezone(
                 (1 if m.group(1) == "+" else -1)
                 * timedelta(hours=int(m.group(2)), minutes=int(m.group(3))))
+        except ValueError:
+            zone = None
+        if zone is not None:
             return zone, f"the cluster's time, {told} as its hosts report it"
-        except (ZoneInfoNotFoundError, ValueError):
-            pass
     return None, ("read in the engine's time zone: the sites entry sets no "
                   "metadata.timezone and the site reported none")
 

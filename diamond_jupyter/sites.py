@@ -1616,9 +1616,11 @@ class Site:
         return sorted((f for f in await self.file_stats(wd, max_depth=3, special=special)
                        if not (job.token and f.path.endswith(private))), key=lambda f: f.path)
 
-    async def fetch(self, remote: str, local: str, *, max_bytes: int | None = None) -> None:
-        """Copy one file from the site to this machine (OutputTooLarge past `max_bytes`)."""
-        await self.transport.get_file(remote, local, max_bytes=max_bytes)
+    async def fetch(self, remote: str, local: str, *, max_bytes: int | None = None,
+                    within: str | None = None) -> None:
+        """Copy one file from the site to this machine (OutputTooLarge past `max_bytes`;
+        LeftItsDirectory when, as it is opened, it is a link or out of `within`)."""
+        await self.transport.get_file(remote, local, max_bytes=max_bytes, within=within)
 
     async def link_target(self, path: str) -> tuple[str, str | None] | None:
         """What the link `path` on the site holds and where it leads, resolved there

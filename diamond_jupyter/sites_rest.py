@@ -479,10 +479,11 @@ class RestSite(Site):
         return await self.files.list_files(self.expand(root), max_depth=max_depth,
                                            special=special)
 
-    async def fetch(self, remote: str, local: str, *, max_bytes: int | None = None) -> None:
+    async def fetch(self, remote: str, local: str, *, max_bytes: int | None = None,
+                    within: str | None = None) -> None:
         if self.files is None:
             raise self._no_files(f"fetching {remote}")
-        await self.files.get_file(remote, local, max_bytes=max_bytes)
+        await self.files.get_file(remote, local, max_bytes=max_bytes, within=within)
 
     async def link_target(self, path: str) -> tuple[str, str | None] | None:
         if self.files is None:

@@ -28,6 +28,13 @@ def cancel_note(job_id: str, site: str, before: str, ended_before: bool, ended_n
     return None
 
 
+def more_jobs_note(shown: int, option: str) -> str:
+    """What a listing of jobs cut at its limit says (every face): how many it shows and how
+    to see the rest."""
+    return (f"the {shown} newest jobs shown; the store holds more ({option} N lists more; "
+            "--state and --site narrow the list)")
+
+
 def meant(given: str, accepted: list[str]) -> str:
     """"did you mean X? " when `given` (a slip: another case, a letter off) nearly spells one
     of `accepted`, else ""."""

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..digits import ascii_digits
-from ..model import BadInput, Job, JobSpec, one_line, visible
+from ..model import BadInput, Job, JobSpec, array_tasks_said, one_line, visible
 from ..option_types import SPEC_OPTIONS
 
 if TYPE_CHECKING:
@@ -70,7 +70,16 @@ def byte_size(text: str) -> int:
     return int(digits) * _SIZE_UNITS[unit]
 
 
+EXIT_CODES = ("exit status: 0 when done; 2 on bad input (what was given, where, what is "
+              "accepted: one line on stderr); 1 when a site, the network or the job failed "
+              "(the reason on stderr); 130 when interrupted (Ctrl-C). With --json an error "
+              "is also {\"reason\", \"message\"} on stdout.")
+
+
 def common_options(p: argparse.ArgumentParser) -> None:
+    """--json and --config, and the exit statuses in the help's last lines (every
+    subcommand's)."""
+    p.epilog = f"{p.epilog}\n\n{EXIT_CODES}" if p.epilog else EXIT_CODES
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--config", help="sites file (else $DIAMOND_CONFIG, else the default)")
 
@@ -81,6 +90,8 @@ def job_line(job: Job) -> str:
     reason = f" ({one_line(job.reason or '')})" if said else ""
     if job.reused_by:
         reason += f" [native id reused by {job.reused_by}]"
+    if (tasks := array_tasks_said(job)) is not None:
+        reason += f" [{tasks}]"
     # tab-separated: a tab or newline in a name or a reason is written out
     return f"{job.id}\t{job.state.value}{extra}\t{one_line(job.name or '')}{reason}"
 

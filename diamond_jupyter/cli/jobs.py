@@ -20,8 +20,8 @@ from ..model import (
     one_line,
     visible,
 )
-from ..option_types import count, filled, hedge_count, job_state, list_limit
-from ..wording import cancel_note
+from ..option_types import MAX_LISTED, count, filled, hedge_count, job_state, list_limit
+from ..wording import cancel_note, more_jobs_note
 from .common import (
     byte_size,
     job_line,
@@ -115,7 +115,15 @@ def cmd_place(args: argparse.Namespace) -> int:
     pl = asyncio.run(with_fed(args, lambda fed: fed.place(spec, policy=args.policy)))
     out(args, pl.model_dump(mode="json"), pl.explain() if args.explain else
            (pl.choice or "no site can run this job\n" + pl.explain()))
-    return 0 if pl.choice else pl.no_choice().exit_code  # 1: a site may yet run it
+    if pl.choice:
+        return 0
+    # exit 2 (every site refused the job) or 1 (a site may yet run it), with the reason on
+    # stderr as every other failure: `place --explain` ended 1 without a word
+    from ..federation import Federation
+
+    refusal = pl.no_choice()  # a site's words: its secrets ***
+    print(visible(f"diamond: {one_line(Federation.error_said(refusal))}"), file=sys.stderr)
+    return refusal.exit_code
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
@@ -232,17 +240,48 @@ def cmd_wait(args: argparse.Namespace) -> int:
 
 
 def cmd_cancel(args: argparse.Namespace) -> int:
+    """`diamond cancel JOB [JOB ...]`: each job cancelled in the order given (an id given
+    twice once); an id that names no job, or whose site fails, is said on stderr and the
+    others are still cancelled. Exit 0 when each was; else 2 when an id was bad input, 1
+    when only a site failed. --json: the Job for one id, a list of the Jobs cancelled for
+    several."""
+    from ..federation import Federation
+
+    ids = list(dict.fromkeys(args.jobs))
+
     async def go(fed):
-        before = fed.job(args.job)
-        return before, await fed.cancel(args.job)
-    before, job = asyncio.run(with_fed(args, go))
-    out(args, job_json(job), job_line(job))
-    # the line above shows the state as stored: say what the cancel did (a PENDING job
-    # shown after `cancel` looked like a cancel that failed)
-    note = cancel_note(job.id, job.site, before.state.value, before.state.terminal,
-                       job.state.terminal)
-    if note:
-        print(visible(f"diamond: {note}"), file=sys.stderr)
+        done, failed = [], []
+        for job_id in ids:
+            try:
+                before = fed.job(job_id)
+                done.append((before, await fed.cancel(job_id)))
+            except DiamondError as e:
+                if len(ids) == 1:
+                    raise
+                failed.append((job_id, e))
+        return done, failed
+    done, failed = asyncio.run(with_fed(args, go))
+    if args.json and len(ids) > 1:
+        out(args, [job_json(job) for _, job in done])
+    for before, job in done:
+        if not args.json or len(ids) == 1:
+            out(args, job_json(job), job_line(job))
+        # the line above shows the state as stored: say what the cancel did (a PENDING job
+        # shown after `cancel` looked like a cancel that failed)
+        note = cancel_note(job.id, job.site, before.state.value, before.state.terminal,
+                           job.state.terminal)
+        if note:
+            print(visible(f"diamond: {note}"), file=sys.stderr)
+
+    def shown(line: str) -> str:  # an id typed may hold a secret of the environment
+        return visible(f"diamond: {one_line(Federation.error_said(BadInput(line)))}")
+    for job_id, e in failed:
+        print(shown(f"{job_id}: {Federation.error_said(e)}"), file=sys.stderr)
+    if failed:
+        bad = sum(isinstance(e, BadInput) for _, e in failed)
+        print(shown(f"{len(done)} of {len(ids)} jobs cancelled; {len(failed)} not: "
+                    + ", ".join(j for j, _ in failed)), file=sys.stderr)
+        return 2 if bad else 1
     return 0
 
 
@@ -373,12 +412,16 @@ def cmd_jobs(args: argparse.Namespace) -> int:
 
     fed = Federation(args.config)
     states = args.state.split(",") if args.state else None
-    jobs = fed.jobs(site=args.site, states=states, limit=args.limit)
+    jobs = fed.jobs(site=args.site, states=states, limit=min(args.limit + 1, MAX_LISTED))
+    more = len(jobs) > args.limit
+    jobs = jobs[:args.limit]
     hand_over(fed, args)
     if args.json or jobs:
         deps = fed.dependencies_of_jobs(jobs)  # one pass over them all
         out(args, [job_json(j) | {"depends_on": dependencies_json(deps[j.id])} for j in jobs],
             "\n".join(job_line(j) for j in jobs))
+        if more:  # on stderr: stdout stays the list
+            print(f"diamond: {more_jobs_note(args.limit, '--limit')}", file=sys.stderr)
     else:  # not a blank line: say so, on stderr (stdout stays a list of jobs, here none)
         print("diamond: no jobs" + (f" {' or '.join(states)}" if states else "")
               + (f" on {args.site}" if args.site else "") + " in the store", file=sys.stderr)
@@ -480,8 +523,11 @@ def add_job_commands(add: Adder) -> None:
                    "seconds (exit 1)")
     p.add_argument("--poll", type=seconds, default=30.0,
                    help="with --wait: safety-net poll interval (s)")
+    p = add("cancel", cmd_cancel, "cancel jobs")
+    p.add_argument("jobs", nargs="+", metavar="JOB",
+                   help=job_help + "; several cancel each (an unknown one is said, the "
+                   "others still cancelled; exit 2 then)")
     for name, fn, help in (("status", cmd_status, "a job's state"),
-                           ("cancel", cmd_cancel, "cancel a job"),
                            ("release", cmd_release, "release a job submitted with --hold "
                             "(one whose stage-in copies: once its input has arrived)")):
         add(name, fn, help).add_argument("job", help=job_help)

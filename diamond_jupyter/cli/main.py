@@ -10,7 +10,7 @@ import shlex
 import sys
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from ..model import BadInput, DiamondError
+from ..model import BadInput, DiamondError, visible
 from ..option_types import (
     StoreOnce,
     near_choice,
@@ -19,7 +19,7 @@ from ..option_types import (
     unknown_option,
 )
 from .agent import add_agent_commands
-from .common import LeftClosing, common_options
+from .common import EXIT_CODES, LeftClosing, common_options
 from .describe import add_describe_command
 from .jobs import add_job_commands, add_transfer_command
 from .login import add_login_command
@@ -75,6 +75,9 @@ class _Parser(argparse.ArgumentParser):
             message += self._dash_value(given)
         elif ": invalid choice: " in message:
             message = near_choice(message, self._actions, getattr(self, "_given", []))
+        # an argument quoted back (`cancel JOB <OSC 52 ...>`) is shown, never acted on by
+        # the terminal: it wrote the clipboard, the title
+        message = visible(message)
         if _Parser.json_errors:
             _json_error("bad-input", f"{self.prog}: {message}")
         super().error(message)
@@ -102,7 +105,7 @@ def _json_error(reason: str, message: str) -> None:
 def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
 
-    ap = _Parser(prog="diamond", description=__doc__)
+    ap = _Parser(prog="diamond", description=__doc__, epilog=EXIT_CODES)
     ap.add_argument("--version", action="version", version=__version__)
     # also before the subcommand (`diamond --config x.yaml sites` said "invalid choice")
     ap.add_argument("--json", action="store_true", dest="json_first",

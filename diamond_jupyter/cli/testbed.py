@@ -8,7 +8,7 @@ import math
 import sys
 from collections.abc import Callable
 
-from .common import out
+from .common import EXIT_CODES, out
 
 
 def _seconds(what: str, examples: str, *, least: float | None = None, above: bool = False
@@ -217,7 +217,8 @@ def _trace_jobs(args: argparse.Namespace) -> tuple[list, list[dict], list]:
 
 def add_testbed_commands(sub, common) -> None:
     tb = sub.add_parser("testbed", help="the local federation of real clusters (Slurm, and "
-                                         "Grid Engine on delta)")
+                                         "Grid Engine on delta)",
+                        epilog=EXIT_CODES)
     tsub = tb.add_subparsers(dest="tb_command", required=True)
     for name, fn, help in (("stop", _tb_stop, "stop one site's daemons (jobs are kept)"),
                            ("start", _tb_start, "start one site's stopped daemons")):

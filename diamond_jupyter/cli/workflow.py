@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..option_types import list_limit
-from .common import seconds
+from .common import EXIT_CODES, seconds
 from .handover import hand_over
 from .jobs import say_trouble
 
@@ -197,7 +197,8 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def add_workflow_command(sub: Any, common: Any) -> None:
-    wf = sub.add_parser("workflow", help="run a workflow: a DAG of job steps across sites")
+    wf = sub.add_parser("workflow", help="run a workflow: a DAG of job steps across sites",
+                        epilog=EXIT_CODES)
     wsub = wf.add_subparsers(dest="workflow_command", required=True)
     p = wsub.add_parser("run", help="run a workflow file (YAML); prints its id")
     common(p)

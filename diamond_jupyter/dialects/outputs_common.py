@@ -11,7 +11,7 @@ from datetime import datetime, timedelta, timezone, tzinfo
 from typing import Any
 
 from ..digits import ascii_digits, foreign_digit
-from ..model import BadInput, JobState, JobStatus, SiteError
+from ..model import TASKS_EXPANDED, BadInput, JobState, JobStatus, SiteError
 
 NULLISH = frozenset({"", "-", "n/a", "none", "(null)", "unknown", "null", "nan"})
 UNLIMITED = frozenset({"unlimited", "infinite", "inf", "infinity"})
@@ -942,7 +942,6 @@ def fold_indexed_tasks(parent: str, by_index: dict[str, JobStatus]) -> JobStatus
     return folded.model_copy(update={"tasks": {i: r.state for i, r in by_index.items()}})
 
 
-TASKS_EXPANDED = 10_000  # task states kept per array at most (an array may hold millions)
 
 
 def task_states(records: list[JobStatus]) -> dict[str, JobState] | None:

@@ -17,7 +17,16 @@ import uuid
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from ..model import EXPLICIT_POLICY, Job, JobState, hms, one_line, predicted_start, visible
+from ..model import (
+    EXPLICIT_POLICY,
+    Job,
+    JobState,
+    array_tasks_said,
+    hms,
+    one_line,
+    predicted_start,
+    visible,
+)
 from ..placement import Placement
 
 if TYPE_CHECKING:
@@ -146,6 +155,8 @@ def render_text(job: Job, extras: dict[str, Any]) -> str:
              f"  {elapsed(job, extras.get('time_limit_s'))}  [{_text_bar(q, r)}]"]
     if (p := waiting_for(job)) is not None:
         lines.insert(2, f"  predicted start {p}")
+    if (tasks := array_tasks_said(job)) is not None:
+        lines.insert(2, f"  {tasks}")
     if job.state.terminal:
         lines.append(f"  outcome: {one_line(outcome(job))}")
     for key in ("stdout", "stderr"):
@@ -217,6 +228,8 @@ def result_html(job: Job, extras: dict[str, Any]) -> str:
     e = shown_html
     pre = "<pre style='max-height:12em;overflow:auto;margin:0'>"
     out = []
+    if (tasks := array_tasks_said(job)) is not None:
+        out.append(f"<div>{e(tasks)}</div>")
     if job.state.terminal:
         out.append(f"<div><b>outcome:</b> {e(outcome(job))}</div>")
     if _failed(job) and _tail(extras.get("stderr")):

@@ -14,8 +14,18 @@ from typing import Any
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
 from ..job_dependencies import dependency_line
-from ..model import BadInput, DiamondError, Job, SiteError, check_request, one_line, visible
+from ..model import (
+    BadInput,
+    DiamondError,
+    Job,
+    SiteError,
+    array_tasks_said,
+    check_request,
+    one_line,
+    visible,
+)
 from ..option_types import (
+    MAX_LISTED,
     StoreOnce,
     count,
     filled,
@@ -27,7 +37,7 @@ from ..option_types import (
     too_many_arguments,
     unknown_option,
 )
-from ..wording import cancel_note
+from ..wording import cancel_note, more_jobs_note
 from .connect import connect
 from .engine import Engine
 from .handle import JobHandle
@@ -186,8 +196,9 @@ def unknown_command(given: str, commands: list[str]) -> str:
 class Table:
     """Rows shown as an HTML table in a notebook and aligned text in a terminal."""
 
-    def __init__(self, columns: list[str], rows: list[list[Any]], empty: str = "") -> None:
-        self.columns, self.empty = columns, empty
+    def __init__(self, columns: list[str], rows: list[list[Any]], empty: str = "",
+                 note: str = "") -> None:
+        self.columns, self.empty, self.note = columns, empty, one_line(note)
         # names and reasons come from schedulers: shown, never acted on by a terminal
         # (one line per row: a tab or newline in a cell is written out too)
         self.rows = [["" if c is None else one_line(str(c)) for c in r] for r in rows]
@@ -197,7 +208,8 @@ class Table:
             return self.empty
         w = [max(len(r[i]) for r in [self.columns, *self.rows]) for i in range(len(self.columns))]
         return "\n".join("  ".join(c.ljust(w[i]) for i, c in enumerate(r)).rstrip()
-                         for r in [self.columns, *self.rows])
+                         for r in [self.columns, *self.rows]) \
+            + (f"\n({self.note})" if self.note else "")
 
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
         p.text(repr(self))
@@ -209,18 +221,25 @@ class Table:
         head = "".join(f"<th>{e(c)}</th>" for c in self.columns)
         body = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in r) + "</tr>"
                        for r in self.rows)
-        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+        foot = f"<caption style='caption-side:bottom'>{e(self.note)}</caption>" \
+            if self.note else ""
+        return f"<table>{foot}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 def _when(t: Any) -> str:
     return t.strftime("%Y-%m-%d %H:%M:%S") if t else ""
 
 
-def jobs_table(jobs: list[Job]) -> Table:
+def jobs_table(jobs: list[Job], limit: int | None = None) -> Table:
+    """The jobs as a table; `limit`: the most asked for, when `jobs` holds one more (the
+    store holds more than shown): the rows stop there, a note says so."""
+    more = limit is not None and len(jobs) > limit
+    jobs = jobs[:limit] if more else jobs
     rows = [[j.id, j.state.value, j.exit_code, j.name, _when(j.submitted_at),
-             (j.origin or {}).get("path"), j.reason] for j in jobs]
+             (j.origin or {}).get("path"),
+             "; ".join(w for w in (j.reason, array_tasks_said(j)) if w)] for j in jobs]
     return Table(["JOB", "STATE", "EXIT", "NAME", "SUBMITTED", "NOTEBOOK", "REASON"], rows,
-                 "no jobs")
+                 "no jobs", more_jobs_note(len(jobs), "--limit") if more else "")
 
 
 @magics_class
@@ -330,7 +349,8 @@ class DiamondMagics(Magics):
                      rows, "queue is empty")
 
     def do_jobs(self, args: argparse.Namespace, cell: str | None) -> Table:
-        return jobs_table(self.call(self.engine.jobs(args.site, args.state, args.limit)))
+        asked = min(args.limit + 1, MAX_LISTED)  # one more: whether the store holds more
+        return jobs_table(self.call(self.engine.jobs(args.site, args.state, asked)), args.limit)
 
     def do_status(self, args: argparse.Namespace, cell: str | None) -> JobHandle:
         """The job's card, after a line for each thing it waits for (none: the card alone)."""

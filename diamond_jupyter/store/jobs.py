@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from .. import leases
 from ..model import (
     TASK_IDS,
+    TASKS_EXPANDED,
     BadInput,
     Dependency,
     DiamondError,
@@ -369,6 +370,10 @@ class JobsMixin(Database):
             merged = dict(job.tasks or {})
             for task, state in tasks.items():
                 old = merged.get(task)
+                # a task not yet kept only while fewer than TASKS_EXPANDED are: a site
+                # listing other tasks at each poll grew the row (and every event) unbounded
+                if old is None and len(merged) >= TASKS_EXPANDED:
+                    continue
                 if old is None or (not old.terminal and state.rank >= old.rank):
                     merged[task] = state
             if merged == (job.tasks or {}):

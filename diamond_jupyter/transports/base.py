@@ -65,17 +65,32 @@ def listed(mode: int, special: bool) -> bool:
     return special and not stat_mod.S_ISDIR(mode)
 
 
-def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
-    """`path` opened for reading, only when it is a regular file (a link to one is followed).
-    A FIFO, a device or a socket (made by a job where its output was, between a listing and
-    the copy) would block the copy for ever or never end (/dev/zero): OSError saying so. The
-    open itself does not block (O_NONBLOCK: a FIFO without a writer)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+def open_regular(path: str | os.PathLike[str], *, within: str | None = None) -> BinaryIO:
+    """`path` opened for reading, only when it is a regular file (a link to one is followed,
+    unless `within`). A FIFO, a device or a socket (made by a job where its output was,
+    between a listing and the copy) would block the copy for ever or never end (/dev/zero):
+    OSError saying so. The open itself does not block (O_NONBLOCK: a FIFO without a writer).
+    `within` (a directory): the file is not a link and the file opened lies in it, its own
+    links resolved, else LeftItsDirectory (checked on what was opened, not before)."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | (os.O_NOFOLLOW if within is not None else 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as e:
+        if within is not None and e.errno == errno.ELOOP:
+            raise LeftItsDirectory(f"{path} is a symbolic link") from None
+        raise
     try:
         mode = os.fstat(fd).st_mode
         if not stat_mod.S_ISREG(mode):
             raise OSError(errno.EINVAL, "not a regular file (a FIFO, a device or a socket)",
                           str(path))
+        if within is not None:
+            try:  # where the open file is (Linux), else where its path leads now
+                opened = os.readlink(f"/proc/self/fd/{fd}")
+            except OSError:
+                opened = os.path.realpath(path)
+            if not inside(opened, os.path.realpath(within)):
+                raise LeftItsDirectory(f"{path} is reached through a link out of {within}")
         os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
@@ -226,6 +241,18 @@ class OutputTooLarge(SiteError):
         self.cap, self.stream = cap, stream
 
 
+class LeftItsDirectory(SiteError):
+    """A result file that, when it was opened to be copied, was a symbolic link or was
+    reached through one out of the job's directory (a job may swap a file it listed for a
+    link to the user's own files between the listing and the copy): nothing was copied."""
+
+
+def inside(path: str, root: str) -> bool:
+    """Whether the normalised path `path` is `root` or under it (both absolute)."""
+    root = root.rstrip("/") or "/"
+    return path == root or path.startswith(root if root == "/" else root + "/")
+
+
 class StreamOverflow(Exception):
     """Inside a transport: one stream of a command passed the cap; becomes OutputTooLarge."""
 
@@ -292,9 +319,11 @@ class Transport(Protocol):
     ) -> None: ...
 
     async def get_file(self, remote_path: str, local_path: str, *,
-                       max_bytes: int | None = None) -> None:
+                       max_bytes: int | None = None, within: str | None = None) -> None:
         """Copy a file here; a file holding more than `max_bytes` (its size when opened, or
-        what it grows to while copied) is not copied: `fetch_too_large`."""
+        what it grows to while copied) is not copied: `fetch_too_large`. `within` (a
+        directory on the site): a file that is a link, or is reached through one out of it,
+        when opened is not copied either: LeftItsDirectory."""
         ...
 
     async def stat(self, path: str, *, follow_links: bool = True) -> FileStat | None:

@@ -253,12 +253,13 @@ class LocalTransport:
         m = mode if mode is not None else stat_mod.S_IMODE(src.stat().st_mode)
         await self.put_bytes(data, remote_path, m)
 
-    def _copy_out(self, src: Path, dst: Path, max_bytes: int | None = None) -> None:
+    def _copy_out(self, src: Path, dst: Path, max_bytes: int | None = None,
+                  within: str | None = None) -> None:
         """Stream `src` into a new private temp file beside `dst`, then rename it over; the
         mode is the source's without setuid, setgid, sticky or world-write bits. More than
         `max_bytes` (its size when opened, or what it grows to): OutputTooLarge, nothing
-        left behind."""
-        with open_regular(src) as f:
+        left behind. `within`: as `open_regular`'s."""
+        with open_regular(src, within=within) as f:
             size = os.fstat(f.fileno()).st_size
             if max_bytes is not None and size > max_bytes:  # a sparse file's holes count
                 raise fetch_too_large(self.name, str(src), size, max_bytes)
@@ -282,10 +283,11 @@ class LocalTransport:
                 raise
 
     async def get_file(self, remote_path: str, local_path: str, *,
-                       max_bytes: int | None = None) -> None:
+                       max_bytes: int | None = None, within: str | None = None) -> None:
         try:
             await asyncio.to_thread(self._copy_out, self._path(remote_path), Path(local_path),
-                                    max_bytes)
+                                    max_bytes, None if within is None
+                                    else str(self._path(within)))
         except OSError as e:
             raise SiteError(f"{self.name}: cannot fetch {remote_path}: {e.strerror}") from None
 

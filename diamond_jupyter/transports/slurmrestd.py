@@ -359,7 +359,7 @@ class SlurmRestTransport:
         raise self._cannot("copying a file in")
 
     async def get_file(self, remote_path: str, local_path: str, *,
-                       max_bytes: int | None = None) -> None:
+                       max_bytes: int | None = None, within: str | None = None) -> None:
         raise self._cannot("copying a file out")
 
     async def stat(self, path: str, *, follow_links: bool = True):

@@ -564,7 +564,7 @@ class SSHTransport(ShellMixin):
         await self.put_bytes(data, remote_path, m)
 
     async def get_file(self, remote_path: str, local_path: str, *,
-                       max_bytes: int | None = None) -> None:
+                       max_bytes: int | None = None, within: str | None = None) -> None:
         """Streamed to disk; the local file gets the remote mode without setuid, setgid,
         sticky or world-write bits (`safe_mode`). Above `max_bytes`: not copied."""
         st = await self.stat(remote_path)
@@ -574,7 +574,8 @@ class SSHTransport(ShellMixin):
             raise fetch_too_large(self.name, remote_path, st.size, max_bytes)
         try:
             await self._sftp_call(f"cannot fetch {remote_path}", ssh_sftp.download,
-                                  remote_path, local_path, safe_mode(st.mode), max_bytes)
+                                  remote_path, local_path, safe_mode(st.mode), max_bytes,
+                                  within)
         except FileNotFoundError:
             raise SiteError(f"{self.name}: no such file: {remote_path}") from None
         except ssh_sftp.FileTooLarge as e:  # it grew between the stat and the open

@@ -14,7 +14,7 @@ import tempfile
 import paramiko
 
 from ..model import BadInput
-from .base import FileStat, listed
+from .base import FileStat, LeftItsDirectory, inside, listed
 
 
 def absolute(home: str, path: str) -> str:
@@ -80,15 +80,33 @@ WINDOW = 2 << 20  # bytes requested at once while downloading (paramiko holds ~3
 REQ = 32768  # one SFTP read request
 
 
+def opened_in(sftp: paramiko.SFTPClient, f: paramiko.SFTPFile, path: str, within: str
+              ) -> None:
+    """LeftItsDirectory unless the file `f`, opened at `path`, is still a regular file there
+    (not a link), its directory (links resolved) is in `within`, and the file opened is the
+    one that path names (same size and time): SFTP opens follow links, so this is checked
+    just after the open, before a byte is read."""
+    now, opened = sftp.lstat(path), f.stat()
+    if now.st_mode is None or not stat_mod.S_ISREG(now.st_mode):
+        raise LeftItsDirectory(f"{path} is a symbolic link or no longer a file")
+    if not inside(sftp.normalize(posixpath.dirname(path)), sftp.normalize(within)):
+        raise LeftItsDirectory(f"{path} is reached through a link out of {within}")
+    if (now.st_size, now.st_mtime) != (opened.st_size, opened.st_mtime):
+        raise LeftItsDirectory(f"{path} was swapped for another file as it was opened")
+
+
 def download(sftp: paramiko.SFTPClient, home: str, path: str, local_path: str,
-             mode: int, max_bytes: int | None = None) -> None:
+             mode: int, max_bytes: int | None = None, within: str | None = None) -> None:
     """Stream a remote file to `local_path` in bounded windows (never whole in memory):
     into a new private temp file beside it, given `mode`, then renamed over. Only the size
-    it had when opened is read; above `max_bytes`, FileTooLarge(size) before any byte."""
+    it had when opened is read; above `max_bytes`, FileTooLarge(size) before any byte.
+    `within` (a directory): `opened_in` is checked first."""
     d, base = os.path.split(local_path)
     fd, tmp = tempfile.mkstemp(prefix=f".{base}.", suffix=".tmp", dir=d or ".")
     try:
         with os.fdopen(fd, "wb") as out, sftp.open(absolute(home, path), "rb") as f:
+            if within is not None:
+                opened_in(sftp, f, absolute(home, path), absolute(home, within))
             size, pos = f.stat().st_size or 0, 0
             if max_bytes is not None and size > max_bytes:  # a sparse file's holes count
                 raise FileTooLarge(size)

@@ -109,6 +109,15 @@ class JobsMixin(Database):
         return Event(seq=cur.lastrowid, kind=kind, at=at, job_id=job_id, site=site,
                      data=stored)
 
+    def _events(self, c: sqlite3.Connection, kind: str,
+                rows: list[tuple[str | None, str | None, dict[str, Any]]]) -> None:
+        """`_event` of `kind` for each (job id, site, data) of `rows`, in that order, with one
+        statement (a batch's thousand steps: one insert, not one a step)."""
+        at = to_ts(utcnow())
+        c.executemany("INSERT INTO events (kind, at, job_id, site, data) VALUES (?,?,?,?,?)",
+                      [(kind, at, job_id, site, redacted_js(data)[0])
+                       for job_id, site, data in rows])
+
     def append_event(self, event: Event, fence: leases.Fence | None = None) -> Event:
         """Store `event`; with `fence`, only while that lease holds (else LeaseLost)."""
         with self._write() as c:

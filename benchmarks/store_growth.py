@@ -207,7 +207,7 @@ def _federation(work: Path, history: int, before: bool, transfers: int = 0) -> A
     async def capabilities(*, only: Any = None, **kw: Any) -> dict[str, Any]:
         return {}
 
-    async def as_given(site: str, spec: Any) -> Any:
+    async def as_given(site: str, spec: Any, caps: Any = None) -> Any:
         return spec
     fed.snapshots, fed.capabilities, fed.adapt_to_site = snapshots, capabilities, as_given
     return fed

@@ -342,6 +342,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         self._tasks: list[asyncio.Task] = []
         self._lookouts: dict[str, asyncio.Task] = {}  # token: the search for a lost submit
         self._predictions = Predictions()  # explicit sites' predicted starts, in flight
+        # the specs of reserved workflow submits, prepared before their batch's reservation
+        self._reserved_ready: dict[str, JobSpec] = {}
         self._started = False
         self._mover: Any = None  # transfer.TransferManager, made on first use
         self._calibrated: dict[str, tuple[float, list[JobStatus]]] = {}  # site: (when, jobs)
@@ -1041,6 +1043,36 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             raise
         finally:
             self.journal.in_flight.discard(token)  # in flight since its batch was reserved
+            self._reserved_ready.pop(token, None)
+
+    async def prepare_reserved(self, spec: JobSpec, site: str, token: str) -> JobSpec:
+        """A workflow step's `spec` checked for `site` and prepared as its submit with
+        `token` sends it, as `submit` does before recording an intent, ahead of its batch's
+        reservation (`WorkflowOps.reserve_submits`): the reservation records this prepared
+        spec, and `submit(reserved=True)` of `token` sends it as recorded (no second
+        preparation, no fill of the intent). Raises what that submit would raise."""
+        await scan_off_loop(spec)
+        self.check_submittable(spec)
+        checked = await self.check_site(spec, site)
+        target = self.site(site)
+        await self._site_ready(target, spec)
+        prepared = target.prepare(await self.adapt_to_site(site, spec, checked), token)
+        self._reserved_ready[token] = prepared
+        return prepared
+
+    def drop_prepared(self, tokens: Iterable[str]) -> None:
+        """The prepared specs of reserved submits that will not be sent (`prepare_reserved`)."""
+        for token in tokens:
+            self._reserved_ready.pop(token, None)
+
+    @staticmethod
+    async def _site_ready(target: Site, spec: JobSpec) -> None:
+        """BadInput for a job `target` must not take whatever the force; what preparing
+        `spec` for it reads of the site (its home, its job name limit) known."""
+        if elsewhere := other_pbs_server(spec, target.cfg):  # even with `force`
+            raise BadInput(elsewhere)
+        await target.know_home(spec.working_directory, spec.stdout, spec.stderr)
+        await target.know_name_limit()  # the name as the scheduler will keep it
 
     async def _submit_one(self, spec: JobSpec, site: str = "auto", *,
                           origin: dict | None = None, hold: bool = False, token: str | None = None,
@@ -1049,49 +1081,55 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                       placement: dict[str, Any] | None = None, fence: Fence | None = None,
                       reserved: list[bool] | None = None) -> Job:
         """`submit`; `reserved` (a list) when the intent of `token` is recorded already: it
-        is filled here, and True appended to the list once it is."""
+        is filled here (unless it was recorded prepared: `prepare_reserved`), and True
+        appended to the list once it is."""
         if hedge is not None and hedge != 1:
             self.check_hedge_site(hedge, site)
             if token is not None or script_sha256 is not None:
                 raise BadInput("a hedged submission cannot be an approved single-site plan")
             return await self.submit_hedged(spec, hedge, origin=origin, hold=hold)
-        await scan_off_loop(spec)
-        self.check_submittable(spec)
-        placement = placement if site != "auto" else None
-        checked: SiteCapabilities | None = None  # what the site was checked against
-        if site == "auto":
-            if (bound := self.dependency_bound(spec)) is not None and not bound[0]:
-                raise BadInput(bound[1])  # before anything is placed or sent
-            pl = await self.place(spec)
-            if pl.choice is None:
-                raise pl.no_choice()
-            site = pl.choice
-            placement = pl.model_dump(mode="json")
-            chosen = pl.verdict(site)
-            if not spec.queue and chosen is not None and chosen.partition:
-                spec = spec.model_copy(update={"queue": chosen.partition})
-        elif script_sha256 is None:  # an approved plan was checked when it was made
-            checked = await self.check_site(spec, site, force=force)
-        target = self.site(site)
-        if elsewhere := other_pbs_server(spec, target.cfg):  # even with `force`
-            raise BadInput(elsewhere)
-        await target.know_home(spec.working_directory, spec.stdout, spec.stderr)
-        await target.know_name_limit()  # the name as the scheduler will keep it
-        if token is not None and reserved is None:
-            check_token(token)
-            if (done := self.store.job_by_token(token)) is not None:
-                if done.native_id:
-                    return done  # this plan was submitted already: never twice
-                raise plan_taken(token, done)  # in flight, or closed as never submitted
-        # another engine may submit the same approved plan
-        planned = token is not None and reserved is None
-        token = token or new_token()
+        # prepared (checked and adapted) before its batch was reserved: sent as recorded
+        ready = self._reserved_ready.pop(token, None) \
+            if reserved is not None and token is not None and not force else None
+        if ready is not None:
+            target, prepared, planned = self.site(site), ready, False
+            placement = placement if site != "auto" else None
+        else:
+            await scan_off_loop(spec)
+            self.check_submittable(spec)
+            placement = placement if site != "auto" else None
+            checked: SiteCapabilities | None = None  # what the site was checked against
+            if site == "auto":
+                if (bound := self.dependency_bound(spec)) is not None and not bound[0]:
+                    raise BadInput(bound[1])  # before anything is placed or sent
+                pl = await self.place(spec)
+                if pl.choice is None:
+                    raise pl.no_choice()
+                site = pl.choice
+                placement = pl.model_dump(mode="json")
+                chosen = pl.verdict(site)
+                if not spec.queue and chosen is not None and chosen.partition:
+                    spec = spec.model_copy(update={"queue": chosen.partition})
+            elif script_sha256 is None:  # an approved plan was checked when it was made
+                checked = await self.check_site(spec, site, force=force)
+            target = self.site(site)
+            await self._site_ready(target, spec)
+            if token is not None and reserved is None:
+                check_token(token)
+                if (done := self.store.job_by_token(token)) is not None:
+                    if done.native_id:
+                        return done  # this plan was submitted already: never twice
+                    raise plan_taken(token, done)  # in flight, or closed as never submitted
+            # another engine may submit the same approved plan
+            planned = token is not None and reserved is None
+            token = token or new_token()
+            spec = await self.adapt_to_site(site, spec, checked)  # modules, container runtime
+            prepared = target.prepare(spec, token, hedged=hedge_group is not None)
+            if script_sha256 is not None and sha256(target.render(
+                    target.scheduler_spec(prepared, token)).script) != script_sha256:
+                raise PlanChanged(f"the batch script for {site} would differ from the "
+                                  "approved one")
         secret = secrets.token_hex(32)  # signs the job's event lines; only on the site
-        spec = await self.adapt_to_site(site, spec, checked)  # module names, container runtime
-        prepared = target.prepare(spec, token, hedged=hedge_group is not None)
-        uploaded = target.scheduler_spec(prepared, token)
-        if script_sha256 is not None and sha256(target.render(uploaded).script) != script_sha256:
-            raise PlanChanged(f"the batch script for {site} would differ from the approved one")
 
         def upload() -> asyncio.Future:
             return asyncio.ensure_future(target.upload(prepared, token, secret=secret))
@@ -1102,7 +1140,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         uploading = None if planned else upload()
         try:
             if reserved is not None:  # no fsync (NORMAL): here, not a thread's round trip
-                self.store.fill_intent(token, prepared, placement, fence)
+                if ready is None or placement is not None:  # (else recorded as prepared)
+                    self.store.fill_intent(token, prepared, placement, fence)
                 reserved.append(True)
             else:
                 job = await asyncio.to_thread(self.store.record_intent, site, token, prepared,

@@ -220,13 +220,22 @@ class _Ops:
                               fence: Fence | None = None) -> None:
         """Record a batch of steps' submits (their steps "submitting", their jobs' intents)
         in one durable write, before any of them is sent (`submit(reserved=True)` sends
-        each); their tokens are in flight meanwhile (no intent sweep looks them up)."""
+        each); their tokens are in flight meanwhile (no intent sweep looks them up). Each
+        spec is checked and prepared for its site first (`Federation.prepare_reserved`), so
+        its intent holds what its submit sends; one that fails to prepare is recorded as
+        given, and its submit prepares it again and fails as a single submit does."""
+        ready = []
+        for s in submits:
+            with contextlib.suppress(DiamondError):  # (said by its submit)
+                s = s._replace(spec=await self.fed.prepare_reserved(s.spec, s.site, s.token))
+            ready.append(s)
         self.fed.journal.in_flight.update(s.token for s in submits)
         try:
-            await asyncio.to_thread(self.store.reserve_step_submits, workflow_id, submits,
+            await asyncio.to_thread(self.store.reserve_step_submits, workflow_id, ready,
                                     fence)
         except BaseException:
             self.fed.journal.in_flight.difference_update(s.token for s in submits)
+            self.fed.drop_prepared(s.token for s in submits)
             raise
         await self.fed.journal.drain()
 
@@ -236,6 +245,7 @@ class _Ops:
             await self.fed.journal.close_never_submitted(token, reason)
         finally:
             self.fed.journal.in_flight.discard(token)
+            self.fed.drop_prepared([token])
 
     async def submit(self, spec: JobSpec, site: str, *, hold: bool, token: str,
                      origin: dict[str, Any], fence: Fence | None = None,

@@ -902,7 +902,8 @@ def _walk(prefix: str, value: Any, leaf: str) -> None:
                            f"{leaf} name holds one; give {hint}")
     elif isinstance(value, BaseModel):
         for name in type(value).model_fields:
-            _walk(f"{prefix}.{name}", getattr(value, name), name)
+            if (field := getattr(value, name)) is not None:  # (unset: nothing to check)
+                _walk(f"{prefix}.{name}", field, name)
     elif isinstance(value, dict):
         for k, v in value.items():
             _walk(f"{prefix} key", str(k), "")

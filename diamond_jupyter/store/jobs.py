@@ -110,6 +110,15 @@ class JobsMixin(Database):
         return Event(seq=cur.lastrowid, kind=kind, at=at, job_id=job_id, site=site,
                      data=stored)
 
+    def _events(self, c: sqlite3.Connection, kind: str,
+                rows: list[tuple[str | None, str | None, dict[str, Any]]]) -> None:
+        """`_event` of `kind` for each (job id, site, data) of `rows`, in that order, with one
+        statement (a batch's thousand steps: one insert, not one a step)."""
+        at = to_ts(utcnow())
+        c.executemany("INSERT INTO events (kind, at, job_id, site, data) VALUES (?,?,?,?,?)",
+                      [(kind, at, job_id, site, redacted_js(data)[0])
+                       for job_id, site, data in rows])
+
     def append_event(self, event: Event, fence: leases.Fence | None = None) -> Event:
         """Store `event`; with `fence`, only while that lease holds (else LeaseLost)."""
         with self._write() as c:
@@ -265,9 +274,10 @@ class JobsMixin(Database):
             elif other is not None:
                 self._retire(c, other, new_id)
                 other = None
+            submitted = to_ts(submitted_at or utcnow())
             c.execute("UPDATE jobs SET id = ?, native_id = ?, submitted_at = COALESCE(submitted_at,"
                       " ?), updated_at = ? WHERE token = ?",
-                      (new_id, native_id, to_ts(submitted_at or utcnow()), to_ts(utcnow()), token))
+                      (new_id, native_id, submitted, to_ts(utcnow()), token))
             c.execute("UPDATE events SET job_id = ? WHERE job_id = ?", (new_id, old_id))
             self._rekey_waiting(c, old_id, new_id)
             self._event(c, "job.submitted", new_id, job.site,
@@ -284,12 +294,17 @@ class JobsMixin(Database):
                 self._apply(c, new_id, other.state, source="merge",
                             **{f: getattr(other, f) for f in (*_TIME_FIELDS, "exit_code",
                                                                "reason")})
-            source = "submit"
+            source, bound = "submit", None
             if job.state.terminal:  # closed as never submitted, yet the scheduler has it: reopen
                 c.execute("UPDATE jobs SET state = 'UNKNOWN', reason = NULL, exit_code = NULL,"
                           " ended_at = NULL WHERE id = ?", (new_id,))
                 source = f"submit (reopened from {job.state.value})"
-            self._apply(c, new_id, JobState.PENDING, source=source)  # no-op if already later
+            elif other is None:  # the row as just written: not read again
+                bound = job.model_copy(update={
+                    "id": new_id, "native_id": native_id,
+                    "submitted_at": job.submitted_at or from_ts(submitted)})
+            self._apply(c, new_id, JobState.PENDING, source=source,  # no-op if already later
+                        job=bound)
             return self._job(c, new_id)
 
     def _retire(self, c: sqlite3.Connection, old: Job, newer_id: str) -> str:
@@ -767,8 +782,12 @@ class JobsMixin(Database):
                exit_code: int | None = None, reason: str | None = None,
                submitted_at: datetime | None = None, started_at: datetime | None = None,
                ended_at: datetime | None = None, native_state: str | None = None,
-               source: str | None = None, at: datetime | None = None) -> Event | None:
-        job = self._job(c, job_id, spec=False)
+               source: str | None = None, at: datetime | None = None,
+               job: Job | None = None) -> Event | None:
+        """Observed `state` (and the rest) applied to job `job_id`, with its event (None when
+        nothing changed). `job`: its fields as stored now, when the caller holds them (its
+        spec not needed: not read again)."""
+        job = job or self._job(c, job_id, spec=False)
         if reason:  # a site's refusal may quote what it was given (a URL, a command line)
             reason = redact(reason)
         try:

@@ -117,6 +117,26 @@ def _row_to_step(r: sqlite3.Row) -> StepRecord:
                       data=from_js(r["data"], {}), updated_at=from_ts(r["updated_at"]))
 
 
+def _stepped(cur: StepRecord, *, phase: str | None = None, site: str | None = None,
+             token: str | None = None, attempt: int | None = None, reason: str | None = None,
+             data: dict[str, Any] | None = None, event: dict[str, Any] | None = None,
+             job_id: str | None = None) -> tuple[StepRecord, dict[str, Any] | None]:
+    """Step `cur` with `update_step`'s fields set, and the data of its `workflow.step` event
+    (None when neither its phase nor its token changed and no `event` is given)."""
+    new = cur.model_copy(update={k: v for k, v in (
+        ("phase", phase), ("site", site), ("token", token), ("attempt", attempt))
+        if v is not None})
+    new.token = new.token or None  # "" clears it
+    if reason is not None:
+        new.reason = redact(reason) or None
+    new.data = {**cur.data, **(data or {})}
+    if new.phase == cur.phase and event is None and new.token == cur.token:
+        return new, None
+    return new, {"workflow_id": cur.workflow_id, "step": cur.name, "phase": new.phase,
+                 "previous": cur.phase, "attempt": new.attempt, "site": new.site,
+                 "reason": new.reason, **(event or {})}
+
+
 class WorkflowsMixin(Database):
     """Workflows and their steps; events are written by the jobs part's `_event`."""
 
@@ -276,12 +296,11 @@ class WorkflowsMixin(Database):
         `update_step`."""
         with self._write(durable=True) as c:
             self._check_fence(c, fence)
-            out = []
+            submits = list(submits)
             for s in submits:
                 self._insert_intent(c, s.site, s.token, s.spec, origin=s.origin,
                                     read_back=False)
-                out.append(self._update_step(c, workflow_id, s.step, **s.fields))
-            return out
+            return self._update_steps(c, workflow_id, [(s.step, s.fields) for s in submits])
 
     def update_steps(self, workflow_id: str, updates: Iterable[tuple[str, dict[str, Any]]],
                      fence: leases.Fence | None = None) -> list[StepRecord]:
@@ -289,37 +308,50 @@ class WorkflowsMixin(Database):
         (a batch's submits recorded with their jobs: `WorkflowEngine._flush_submits`)."""
         with self._write() as c:
             self._check_fence(c, fence)
-            return [self._update_step(c, workflow_id, name, **kw) for name, kw in updates]
+            return self._update_steps(c, workflow_id, updates)
 
-    def _update_step(self, c: sqlite3.Connection, workflow_id: str, name: str, *,
-                     phase: str | None = None, site: str | None = None,
-                     token: str | None = None, attempt: int | None = None,
-                     reason: str | None = None, data: dict[str, Any] | None = None,
-                     event: dict[str, Any] | None = None, job_id: str | None = None
-                     ) -> StepRecord:
+    def _update_step(self, c: sqlite3.Connection, workflow_id: str, name: str,
+                     **fields: Any) -> StepRecord:
         """`update_step` inside the caller's transaction `c`."""
-        row = c.execute("SELECT * FROM workflow_steps WHERE workflow_id = ? AND name = ?",
-                        (workflow_id, name)).fetchone()
-        if row is None:
-            raise BadInput(f"workflow {workflow_id} has no step {name!r}")
-        cur = _row_to_step(row)
-        new = cur.model_copy(update={k: v for k, v in (
-            ("phase", phase), ("site", site), ("token", token), ("attempt", attempt))
-            if v is not None})
-        new.token = new.token or None  # "" clears it
-        if reason is not None:
-            new.reason = redact(reason) or None
-        new.data = {**cur.data, **(data or {})}
-        c.execute("UPDATE workflow_steps SET phase = ?, site = ?, token = ?, attempt = ?,"
-                  " reason = ?, data = ?, updated_at = ? WHERE workflow_id = ? AND name = ?",
-                  (new.phase, new.site, new.token, new.attempt, new.reason, to_js(new.data),
-                   to_ts(utcnow()), workflow_id, name))
-        if new.phase != cur.phase or event is not None or new.token != cur.token:
-            self._event(c, "workflow.step", job_id, new.site, {
-                "workflow_id": workflow_id, "step": name, "phase": new.phase,
-                "previous": cur.phase, "attempt": new.attempt, "site": new.site,
-                "reason": new.reason, **(event or {})})
-        return new
+        return self._update_steps(c, workflow_id, [(name, fields)])[0]
+
+    def _update_steps(self, c: sqlite3.Connection, workflow_id: str,
+                      updates: Iterable[tuple[str, dict[str, Any]]]) -> list[StepRecord]:
+        """`update_step` of each (step name, its keywords) of `updates`, in order, inside the
+        caller's transaction `c`: the steps' rows read with one query, written with one
+        statement and their events inserted with another (a batch of a thousand steps: no
+        read, write and insert a step); a step's data unchanged keeps its stored text."""
+        updates = list(updates)
+        names = list(dict.fromkeys(name for name, _ in updates))
+        current: dict[str, StepRecord] = {}
+        texts: dict[str, str | None] = {}  # each step's data as stored (None: to encode)
+        for i in range(0, len(names), IN_CHUNK):
+            for row in c.execute(
+                    "SELECT * FROM workflow_steps WHERE workflow_id = ? AND name IN "
+                    "(SELECT value FROM json_each(?))",
+                    (workflow_id, json.dumps(names[i:i + IN_CHUNK]))):
+                current[row["name"]], texts[row["name"]] = _row_to_step(row), row["data"]
+        out: list[StepRecord] = []
+        events: list[tuple[str | None, str | None, dict[str, Any]]] = []
+        for name, fields in updates:
+            if name not in current:
+                raise BadInput(f"workflow {workflow_id} has no step {name!r}")
+            new, said = _stepped(current[name], **fields)
+            if fields.get("data"):
+                texts[name] = None
+            current[name] = new
+            out.append(new)
+            if said is not None:
+                events.append((fields.get("job_id"), new.site, said))
+        now = to_ts(utcnow())
+        c.executemany("UPDATE workflow_steps SET phase = ?, site = ?, token = ?, attempt = ?,"
+                      " reason = ?, data = ?, updated_at = ? WHERE workflow_id = ? AND name = ?",
+                      [(new.phase, new.site, new.token, new.attempt, new.reason,
+                        texts[name] if texts[name] is not None else to_js(new.data), now,
+                        workflow_id, name)
+                       for name, new in current.items() if name in names])
+        self._events(c, "workflow.step", events)
+        return out
 
     def set_workflow_state(self, workflow_id: str, state: str, reason: str | None = None,
                            fence: leases.Fence | None = None) -> WorkflowRecord:

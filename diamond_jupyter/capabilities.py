@@ -38,6 +38,10 @@ class SoftwareModule(_Caps):
     # the site made it sticky (Lmod's "(S)", Environment Modules' `<sticky>` tag): a plain
     # `module purge` or `module unload` leaves it loaded; only `module --force ...` unloads it
     sticky: bool = False
+    # the site hid it without a dotted name (Lmod's `hide_version`, Environment Modules'
+    # `module-hide`; marked `<H>`/`(H)`): it loads only by its whole name, never as the
+    # version `module load NAME` or a shorter version picks
+    hidden: bool = False
     # Lmod's hierarchy: the modules to load before this one shows (`module spider
     # NAME/VERSION`: "load all module(s) on any one of the lines below"), one list per
     # line, any one line does; empty: it loads directly, or nothing was said

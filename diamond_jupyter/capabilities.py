@@ -134,11 +134,13 @@ def _listed_module(text: str) -> SoftwareModule:
     name, default = without_avail_marks(text)
     marks = text.strip()[len(name):]
     return SoftwareModule.parse(name, default=default).model_copy(update={
-        "sticky": bool(_STICKY_MARK.search(marks))})
+        "sticky": bool(_STICKY_MARK.search(marks)), "hidden": bool(_HIDDEN_MARK.search(marks))})
 
 
 # `(S)`, `(S,L)` (Lmod), `<sticky>`, `<L:super-sticky>` (Environment Modules 5)
 _STICKY_MARK = re.compile(r"\((?:[^()]*,)?S(?:,[^()]*)?\)|<[^<>]*\bsticky\b[^<>]*>")
+# `(H)`, `<H>` (Lmod's long listing), `<hidden>`, `<H:L>` (Environment Modules 5)
+_HIDDEN_MARK = re.compile(r"[(<](?:[^()<>]*[,:])?(?:H|hidden)(?:[,:][^()<>]*)?[)>]")
 
 
 def from_metadata(site: str, metadata: dict[str, Any]) -> SiteCapabilities:

@@ -17,6 +17,8 @@ Faults found and fixed, each with its test marked `fault` that failed before:
   requested"), passed as is. Its spider answer ("This extension is provided by the
   following modules") now makes it an extension: the load is spelt as its bundle
   (rewrite) where a bundle provides it, refused otherwise.
+- A sites file copied from `module avail` kept `cuda/12.2.0 (H)`, `pmix/4.2.9 <H:L>` as
+  visible modules: their hidden mark now holds there too.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import pytest
 from test_software_unseen4 import needs, site
 from test_software_unseen9 import _real_lmod, _tree, needs_lmod
 
+from diamond_jupyter.capabilities import from_metadata
 from diamond_jupyter.discovery import parse_module_list
 from diamond_jupyter.software import needs_reasons, rewrite_modules
 
@@ -280,3 +283,17 @@ def test_fault_real_lmods_spider_lists_extensions_as_extensions(spack_tree):
     assert body == "module load SciPy-bundle/2023.07\n"
     assert needs_reasons(needs("module load py-numpy/1.26.4 boost/1.83.0+python-gcc-12.2.0\n"),
                          caps) == []
+
+
+def test_fault_a_sites_file_copied_from_module_avail_keeps_its_hidden_marks():
+    """Before: `cuda/12.2.0 (H)` in a sites file was a visible module, so `module load
+    cuda/12` passed where Lmod says "unknown"."""
+    caps = from_metadata("listed", {"software": [
+        "cuda/11.8.0 (D)", "cuda/12.2.0 (H)", "pmix/4.2.9 <H:L>", "gcc/13.2.0 (L,D)"]})
+    assert [(m.full, m.hidden) for m in caps.software] == [
+        ("cuda/11.8.0", False), ("cuda/12.2.0", True), ("pmix/4.2.9", True),
+        ("gcc/13.2.0", False)]
+    assert needs_reasons(needs("module load cuda/12.2.0 pmix/4.2.9 cuda gcc\n"), caps) == []
+    assert needs_reasons(needs("module load cuda/12\n"), caps) == [
+        "software 'cuda/12' not installed as named (cuda/12.2.0 is hidden at this site: only "
+        "`module load cuda/12.2.0`, its whole name, loads it)"]

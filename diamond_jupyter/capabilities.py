@@ -38,6 +38,10 @@ class SoftwareModule(_Caps):
     # the site made it sticky (Lmod's "(S)", Environment Modules' `<sticky>` tag): a plain
     # `module purge` or `module unload` leaves it loaded; only `module --force ...` unloads it
     sticky: bool = False
+    # the site hid it without a dotted name (Lmod's `hide_version`, Environment Modules'
+    # `module-hide`; marked `<H>`/`(H)`): it loads only by its whole name, never as the
+    # version `module load NAME` or a shorter version picks
+    hidden: bool = False
     # Lmod's hierarchy: the modules to load before this one shows (`module spider
     # NAME/VERSION`: "load all module(s) on any one of the lines below"), one list per
     # line, any one line does; empty: it loads directly, or nothing was said
@@ -130,11 +134,13 @@ def _listed_module(text: str) -> SoftwareModule:
     name, default = without_avail_marks(text)
     marks = text.strip()[len(name):]
     return SoftwareModule.parse(name, default=default).model_copy(update={
-        "sticky": bool(_STICKY_MARK.search(marks))})
+        "sticky": bool(_STICKY_MARK.search(marks)), "hidden": bool(_HIDDEN_MARK.search(marks))})
 
 
 # `(S)`, `(S,L)` (Lmod), `<sticky>`, `<L:super-sticky>` (Environment Modules 5)
 _STICKY_MARK = re.compile(r"\((?:[^()]*,)?S(?:,[^()]*)?\)|<[^<>]*\bsticky\b[^<>]*>")
+# `(H)`, `<H>` (Lmod's long listing), `<hidden>`, `<H:L>` (Environment Modules 5)
+_HIDDEN_MARK = re.compile(r"[(<](?:[^()<>]*[,:])?(?:H|hidden)(?:[,:][^()<>]*)?[)>]")
 
 
 def from_metadata(site: str, metadata: dict[str, Any]) -> SiteCapabilities:

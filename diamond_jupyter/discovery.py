@@ -203,6 +203,12 @@ def discovery_script(scheduler: dict[str, dict[str, list[str]]],
             # listing holds them; a listing longer than MODULE_LIST_LINES is cut ("@@cut")
             '  __dmd_h=1; if [ -n "${LMOD_VERSION:-}" ]; then\n'
             '    __dmd_av=$(module --show_hidden -t avail 2>&1) || __dmd_h=\n'
+            # its terse listing does not mark the modules `hide_version` hid (which load
+            # by their whole name only): those the plain listing leaves out are marked <H>
+            '    if [ -n "$__dmd_h" ] && __dmd_vis=$(module -t avail 2>&1) && [ -n "$__dmd_vis" ]'
+            '; then __dmd_av=$(printf "%s\\n" "$__dmd_av" | awk "NR==FNR { shown[\\$0] = 1; '
+            'next } !(\\$0 in shown) && \\$0 !~ /[:\\/]\\$/ { \\$0 = \\$0 \\" <H>\\" } '
+            '{ print }" <(printf "%s\\n" "$__dmd_vis") -); fi\n'
             '  else case "$v" in 4.[6-9]*|4.[1-9][0-9]*|[5-9].*|[1-9][0-9]*.*)\n'
             '    __dmd_av=$(module -t avail --all 2>&1) || __dmd_h= ;;\n'
             '    *) __dmd_av=$(module -t avail 2>&1); __dmd_h= ;; esac; fi\n'
@@ -351,9 +357,12 @@ def parse_module_list(text: str, refused: list[str] | None = None,
                 for tag in re.split(r"[,:]", mark)}
         default = bool(tags & {"D", "default"}) or underlined
         # Lmod's `(S)`; Environment Modules' `<sticky>`, `<L:super-sticky>`
-        sticky = "S" in tags or bool({tag.strip() for mark in re.findall(r"<([^<>]*)>", line)
-                                      for tag in re.split(r"[,:]", mark)}
-                                     & {"sticky", "super-sticky"})
+        angled = {tag.strip() for mark in re.findall(r"<([^<>]*)>", line)
+                  for tag in re.split(r"[,:]", mark)}
+        sticky = "S" in tags or bool(angled & {"sticky", "super-sticky"})
+        # hidden (Lmod's `(H)`, Environment Modules' `<H>`, `<hidden>`; the discovery marks
+        # what Lmod's `--show_hidden` adds to its plain listing `<H>`): loaded by name only
+        hidden_mark = bool((tags | angled) & {"H", "hidden"})
         if "E" in tags:  # an extension: `module load` of its name finds no module
             name = _MODULE_MARKS.sub("", _MODULE_MARKS.sub("", line)).strip()
             if extensions is not None and MODULE_NAME.fullmatch(name) and \
@@ -382,7 +391,7 @@ def parse_module_list(text: str, refused: list[str] | None = None,
                 refused.append(line)
             continue
         m = SoftwareModule.parse(line, default=default, at_version=False)
-        m.sticky = sticky
+        m.sticky, m.hidden = sticky, hidden_mark
         if system != "lmod" and "/" in line:
             # Environment Modules' symbolic versions, `gcc/13.2.0(testing)`: `module load
             # gcc/testing` loads it (a floating word such as `stable` matches any version)
@@ -394,7 +403,14 @@ def parse_module_list(text: str, refused: list[str] | None = None,
                     found.setdefault(also, SoftwareModule.parse(also, at_version=False))
         prev = found.get(m.full)
         found[m.full] = m if prev is None else prev.model_copy(
-            update={"default": prev.default or m.default, "sticky": prev.sticky or sticky})
+            update={"default": prev.default or m.default, "sticky": prev.sticky or sticky,
+                    "hidden": prev.hidden and hidden_mark})  # visible in any tree: visible
+    for full in spider_extensions("@@requires " + asked) if asked else ():
+        # `module -t spider` lists an extension as a module (`numpy/1.25.1`); only its
+        # answer says "This extension is provided by the following modules"
+        if found.pop(full, None) is not None and extensions is not None and \
+                full not in extensions:
+            extensions.append(full)
     for full, lines in requires.items():
         if full in found and lines:
             found[full] = found[full].model_copy(update={"requires": lines})
@@ -402,7 +418,7 @@ def parse_module_list(text: str, refused: list[str] | None = None,
 
 
 # the tags Environment Modules and Lmod show in parentheses that are no symbolic version
-_MODULE_TAGS = {"", "D", "L", "S", "E", "@", "default", "sticky", "super-sticky", "forbidden",
+_MODULE_TAGS = {"", "D", "L", "S", "E", "H", "@", "default", "sticky", "super-sticky", "forbidden",
                 "nearly-forbidden", "hidden", "hidden-loaded", "loaded", "auto-loaded"}
 
 
@@ -420,6 +436,21 @@ def parse_module_trees(text: str) -> list[str]:
             if tree not in trees:
                 trees.append(tree)
     return trees
+
+
+def spider_extensions(text: str) -> list[str]:
+    """The names whose `module spider NAME/VERSION` answer (each after a line "@@requires
+    NAME/VERSION") says it is an extension another module provides, not a module."""
+    out: list[str] = []
+    name = None
+    for raw in text.split("\n"):
+        line = raw.strip()
+        if line.startswith("@@requires "):
+            name = line[len("@@requires "):].strip()
+        elif name is not None and line.startswith("This extension is provided by"):
+            out.append(name)
+            name = None
+    return out
 
 
 def parse_spider_requires(text: str) -> dict[str, list[list[str]]]:

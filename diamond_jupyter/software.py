@@ -303,7 +303,7 @@ def candidates(need: SoftwareNeed | str, modules: Iterable[SoftwareModule]
     package as part of it (an EasyBuild toolchain or bundle); for a conda distribution the
     job activates its own environment from (`role`), any distribution of that command."""
     pkg, version, written = _want(need)
-    modules = list(modules)
+    modules = [m for m in modules if not m.hidden or m.full == written]
     if _slash_version_list(written):  # one unknown name to module load: only itself
         return [m for m in modules if m.full == written]
     same = [(m, have) for m in modules for p, have in [_have(m)] if p == pkg]
@@ -600,6 +600,17 @@ def _extension_reason(need: SoftwareNeed, caps: SiteCapabilities) -> str | None:
             f"module that provides it (`module spider {found.full}` there names it)")
 
 
+def _hidden_by_site(need: SoftwareNeed, caps: SiteCapabilities) -> str | None:
+    """Why a load naming a module the site hid (`hide_version`, `module-hide`) by less than
+    its whole name fails there: only `module load` of that whole name finds it."""
+    hid = [m.model_copy(update={"hidden": False}) for m in caps.software or [] if m.hidden]
+    found = find_module(need, hid)
+    if found is None:
+        return None
+    return (f"software '{need.full}' not installed as named ({found.full} is hidden at this "
+            f"site: only `module load {found.full}`, its whole name, loads it)")
+
+
 def _loaded_runtimes(needs: Needs, caps: SiteCapabilities) -> set[str]:
     """The container runtimes the job's own `module load apptainer` (singularity, podman...)
     brings where the site has that module: a site may keep its runtime off the login's
@@ -643,7 +654,7 @@ def needs_reasons(needs: Needs, caps: SiteCapabilities) -> list[str]:
             if any(find_module(a, caps.software) for a in s.alternatives):
                 continue
             told.add(s.full)  # a module loaded twice is missing once
-            if (why := _extension_reason(s, caps)) is not None:
+            if (why := _extension_reason(s, caps) or _hidden_by_site(s, caps)) is not None:
                 out.append(why)
                 continue
             pkg = _want(s)[0]

@@ -61,6 +61,13 @@ _SHOWN = reprlib.Repr()
 _SHOWN.maxlevel, _SHOWN.maxlist, _SHOWN.maxstring, _SHOWN.maxother = 2, 4, 60, 60
 MAX_DEPTH = 64  # nesting of YAML collections (a workflow needs 5)
 _GLOB = re.compile(r"[*?\[]")
+PLACEHOLDER_ERROR = "workflow_placeholder"  # the kind of its validation error
+# a placeholder another workflow tool fills in (`{{ params.n }}`, `${{ inputs.mesh }}`,
+# `{{ matrix.size }}`): never filled here. Go templates' `{{.Id}}` (docker --format) start
+# with a dot and are not one.
+_PLACEHOLDER = re.compile(r"\$?\{\{-?\s*(?:params|parameters|inputs|input|env|vars|matrix|"
+                          r"steps|workflow|secrets|outputs|var|item)(?:\.[A-Za-z0-9_-]+|"
+                          r"\[[^]\n]*\])*\s*-?\}\}")
 
 
 class _Strict(BaseModel):
@@ -595,6 +602,16 @@ class Step(_Strict):
     def _script(cls, v: str) -> str:
         if not v.strip():
             raise ValueError("the script is empty")
+        if found := _PLACEHOLDER.search(v):
+            from pydantic_core import PydanticCustomError
+
+            # its own kind: a key not read beside it (`matrix:`, `params:`) is named first
+            raise PydanticCustomError(PLACEHOLDER_ERROR, "{said}", {"said": (
+                f"the script holds {found[0]!r}, a placeholder another workflow tool fills "
+                "in (GitHub Actions, Argo, Airflow): nothing fills it here (a workflow file "
+                "has no parameters or variables to put in a script), so the job would run "
+                "with it as written; write the value itself, or set a shell variable in the "
+                "script (export N=4, then $N)")})
         try:
             check_text("script", v, multiline=True)
         except BadInput as e:
@@ -1532,9 +1549,10 @@ def _node_at(lines: Callable[[], Any] | None, loc: tuple[Any, ...]) -> Any:
 
 def _first_error(errors: list[Any]) -> Any:
     """The error to name: the first, except that a misspelt key (`Name:`, `need:`) is named
-    rather than the key it leaves missing."""
+    rather than the key it leaves missing, and a key not read (`matrix:`) rather than the
+    placeholder its script uses (`${{ matrix.lr }}`)."""
     first = errors[0]
-    if first["type"] == "missing":
+    if first["type"] in ("missing", PLACEHOLDER_ERROR):
         parent = tuple(first["loc"][:-1])
         for err in errors:
             if err["type"] == "extra_forbidden" and tuple(err["loc"][:-1]) == parent:

@@ -229,3 +229,26 @@ def test_a_key_not_read_is_named_before_the_placeholder_its_script_uses():
     msg = refused("name: w\nsteps:\n  - {name: a, site: alpha, env: {N: 4}, "
                   "script: 'echo ${{ env.N }}'}\n")
     assert "steps['a'].env: not supported" in msg and "placeholder" not in msg
+
+
+# -- 9. a shell variable in a script_file written inside braces ------------------------------
+
+def test_fault_a_shell_variable_unquoted_inside_braces_is_shown_quoted(tmp_path):
+    """`{name: a, script_file: ${SCRIPTS}/a.sh}`: YAML reads the variable's `{` as a mapping.
+    Before: PyYAML's "expected ',' or '}', but got '{'" alone; now the value shown quoted."""
+    wf = tmp_path / "wf.yaml"
+    wf.write_text("name: w\nsteps:\n  - {name: a, site: alpha, script_file: ${SCRIPTS}/a.sh}\n")
+    msg = refused(wf)
+    assert "not valid YAML at line 3" in msg
+    assert msg.endswith("(inside { } a value holding a shell variable's braces is quoted: "
+                        'script_file: "${SCRIPTS}/a.sh")'), msg
+
+
+def test_the_shell_variable_quoted_as_shown_is_expanded(tmp_path, monkeypatch):
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "a.sh").write_text("#!/bin/bash\necho a\n")
+    monkeypatch.setenv("SCRIPTS", str(tmp_path / "scripts"))
+    wf = tmp_path / "wf.yaml"
+    wf.write_text('name: w\nsteps:\n  - {name: a, site: alpha, '
+                  'script_file: "${SCRIPTS}/a.sh"}\n')
+    assert load_workflow(wf, sites=SITES).step("a").script == "#!/bin/bash\necho a\n"

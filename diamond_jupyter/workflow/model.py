@@ -5,7 +5,8 @@ Validation is pure (no site is contacted) and every problem is a BadInput naming
 upstream, an input naming its upstream's declared directory as a file (or a file as a
 directory), a site that is not configured, an unknown field, a bad path, a gang whose members
 depend on each other, a step script that does not parse, a name YAML read as a number, a
-list given as one value, a misspelt key or another tool's (named with the key meant); in
+list given as one value, a misspelt key or another tool's (named with the key meant), a
+script holding another tool's placeholder (`{{ params.n }}`, never filled here); in
 the file itself, a key given twice, a second document, text that is not UTF-8, nesting too
 deep, a file too large, a quote, `{` or `[` never closed (the line it opened on), a value
 holding ': ' unquoted. A file's problems give the line of the field (`_line_note`).
@@ -1724,18 +1725,33 @@ _OPENERS = {"while scanning a quoted scalar": "the quoted value",
             "while parsing a flow sequence": "the `[`"}
 
 
+# PyYAML's words for a `{` or `[` met where a flow mapping's `,` or `}` was expected
+_FLOW_GOT_BRACKET = ("expected ',' or '}', but got '{'", "expected ',' or '}', but got '['")
+
+
 def _opened_hint(e: Any, text: str) -> str:
     """Where the error began when PyYAML's mark is only where it gave up: a quote, `{` or `[`
     opened lines before and never closed (its line said); a value holding ': ' unquoted
-    (the line shown quoted)."""
+    (the line shown quoted); a shell `${NAME}` unquoted inside `{ }` (the value shown
+    quoted)."""
     start, mark = getattr(e, "context_mark", None), getattr(e, "problem_mark", None)
     what = _OPENERS.get(getattr(e, "context", None) or "")
     if what and start is not None and mark is not None and start.line != mark.line:
         return (f" ({what} opened at line {start.line + 1}, column {start.column + 1} is "
                 "never closed before it)")
-    if getattr(e, "problem", None) != "mapping values are not allowed here" or mark is None:
+    problem = getattr(e, "problem", None)
+    if mark is None:
         return ""
     line = text.splitlines()[mark.line] if mark.line < len(text.splitlines()) else ""
+    if problem in _FLOW_GOT_BRACKET and line[mark.column - 1:mark.column] == "$":
+        # `{name: a, script_file: ${SCRIPTS}/a.sh}`: a shell variable's brace read as YAML's
+        key = re.search(r"([A-Za-z_]+):\s*\$$", line[:mark.column])
+        value = re.match(r"[^,}\s]*(?:\}[^,}\s]*)?", line[mark.column - 1:])
+        shown = f"{key[1]}: \"{value[0] if value else '${NAME}'}\"" if key else '"${NAME}"'
+        return (" (inside { } a value holding a shell variable's braces is quoted: "
+                f"{shown})")
+    if problem != "mapping values are not allowed here":
+        return ""
     key, sep, value = line.strip().removeprefix("- ").partition(": ")
     if not sep or not value.strip() or '"' in value or not _NAME.fullmatch(key):
         return " (a value holding ': ' must be quoted)"

@@ -252,3 +252,27 @@ def test_the_shell_variable_quoted_as_shown_is_expanded(tmp_path, monkeypatch):
     wf.write_text('name: w\nsteps:\n  - {name: a, site: alpha, '
                   'script_file: "${SCRIPTS}/a.sh"}\n')
     assert load_workflow(wf, sites=SITES).step("a").script == "#!/bin/bash\necho a\n"
+
+
+# -- 10. a batch template given unrendered ---------------------------------------------------
+
+def test_fault_a_jinja_batch_template_given_unrendered_is_refused_naming_its_placeholder(
+        tmp_path):
+    """A center's Jinja template (`#PBS -N {{job_name}}`, `walltime={{job_walltime}}`) as a
+    step's script_file. Before: accepted, the job named `{{job_name}}` and its walltime
+    dropped. Now refused at the first directive's placeholder."""
+    (tmp_path / "job.pbs.j2").write_text(
+        "#!/bin/bash\n#PBS -N {{job_name}}\n#PBS -l walltime={{job_walltime}}\n"
+        "{% raw %}echo $PBS_JOBID{% endraw %}\n")
+    wf = tmp_path / "wf.yaml"
+    wf.write_text("name: w\nsteps:\n  - {name: a, site: alpha, script_file: job.pbs.j2}\n")
+    msg = refused(wf)
+    assert "the script holds '{{job_name}}'" in msg and "a Jinja batch template" in msg
+
+
+def test_braces_in_a_script_body_beside_directives_are_kept():
+    """`{{.ID}}` in a command, a shell `${X}` in a directive's neighbour: not a template."""
+    text = ("#!/bin/bash\\n#SBATCH -J run\\n#SBATCH -t 10\\ndocker ps --format '{{.ID}}'\\n"
+            "echo ${SLURM_JOB_ID}\\n")
+    wf = load(f'name: w\nsteps:\n  - {{name: a, site: alpha, script: "{text}"}}\n')
+    assert wf.step("a").spec().name == "run"

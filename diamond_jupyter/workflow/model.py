@@ -6,7 +6,8 @@ upstream, an input naming its upstream's declared directory as a file (or a file
 directory), a site that is not configured, an unknown field, a bad path, a gang whose members
 depend on each other, a step script that does not parse, a name YAML read as a number, a
 list given as one value, a misspelt key or another tool's (named with the key meant), a
-script holding another tool's placeholder (`{{ params.n }}`, never filled here); in
+script holding another tool's placeholder (`{{ params.n }}`, a Jinja template's
+`#PBS -N {{job_name}}`: never filled here); in
 the file itself, a key given twice, a second document, text that is not UTF-8, nesting too
 deep, a file too large, a quote, `{` or `[` never closed (the line it opened on), a value
 holding ': ' unquoted. A file's problems give the line of the field (`_line_note`).
@@ -62,6 +63,10 @@ _SHOWN = reprlib.Repr()
 _SHOWN.maxlevel, _SHOWN.maxlist, _SHOWN.maxstring, _SHOWN.maxother = 2, 4, 60, 60
 MAX_DEPTH = 64  # nesting of YAML collections (a workflow needs 5)
 _GLOB = re.compile(r"[*?\[]")
+# a template's `{{ name }}` or `{% tag %}` in a scheduler's directive (a Jinja batch
+# template, `#PBS -N {{job_name}}`, given unrendered), where no braces belong
+_DIRECTIVE_TEMPLATE = re.compile(r"(?m)^[ \t]*#(?:SBATCH|PBS|BSUB|\$|flux:)[^\n]*?"
+                                 r"(\{\{[^}\n]*\}\}|\{%[^%\n]*%\})")
 PLACEHOLDER_ERROR = "workflow_placeholder"  # the kind of its validation error
 # a placeholder another workflow tool fills in (`{{ params.n }}`, `${{ inputs.mesh }}`,
 # `{{ matrix.size }}`): never filled here. Go templates' `{{.Id}}` (docker --format) start
@@ -603,16 +608,16 @@ class Step(_Strict):
     def _script(cls, v: str) -> str:
         if not v.strip():
             raise ValueError("the script is empty")
-        if found := _PLACEHOLDER.search(v):
+        if found := _PLACEHOLDER.search(v) or _DIRECTIVE_TEMPLATE.search(v):
             from pydantic_core import PydanticCustomError
 
             # its own kind: a key not read beside it (`matrix:`, `params:`) is named first
             raise PydanticCustomError(PLACEHOLDER_ERROR, "{said}", {"said": (
-                f"the script holds {found[0]!r}, a placeholder another workflow tool fills "
-                "in (GitHub Actions, Argo, Airflow): nothing fills it here (a workflow file "
-                "has no parameters or variables to put in a script), so the job would run "
-                "with it as written; write the value itself, or set a shell variable in the "
-                "script (export N=4, then $N)")})
+                f"the script holds {found[found.lastindex or 0]!r}, a placeholder another "
+                "tool fills in (GitHub Actions, Argo, Airflow, a Jinja batch template): "
+                "nothing fills it here (a workflow file has no parameters or variables to "
+                "put in a script), so the job would run with it as written; write the value "
+                "itself, or set a shell variable in the script (export N=4, then $N)")})
         try:
             check_text("script", v, multiline=True)
         except BadInput as e:

@@ -276,3 +276,10 @@ def test_braces_in_a_script_body_beside_directives_are_kept():
             "echo ${SLURM_JOB_ID}\\n")
     wf = load(f'name: w\nsteps:\n  - {{name: a, site: alpha, script: "{text}"}}\n')
     assert wf.step("a").spec().name == "run"
+
+
+def test_a_flux_output_template_is_flux_s_own_and_kept():
+    """`#flux: --output=run.{{id}}.out`: Flux fills it in, as its documentation says."""
+    wf = load('name: w\nsteps:\n  - {name: a, site: alpha, script: "#!/bin/bash\\n'
+              '#flux: -N 1\\n#flux: --output=run.{{id}}.out\\nflux run ./a\\n"}\n')
+    assert "#flux: --output=run.{{id}}.out" in wf.step("a").script

@@ -63,9 +63,10 @@ _SHOWN = reprlib.Repr()
 _SHOWN.maxlevel, _SHOWN.maxlist, _SHOWN.maxstring, _SHOWN.maxother = 2, 4, 60, 60
 MAX_DEPTH = 64  # nesting of YAML collections (a workflow needs 5)
 _GLOB = re.compile(r"[*?\[]")
-# a template's `{{ name }}` or `{% tag %}` in a scheduler's directive (a Jinja batch
-# template, `#PBS -N {{job_name}}`, given unrendered), where no braces belong
-_DIRECTIVE_TEMPLATE = re.compile(r"(?m)^[ \t]*#(?:SBATCH|PBS|BSUB|\$|flux:)[^\n]*?"
+# a template's `{{ name }}` or `{% tag %}` in a Slurm, PBS, LSF or Grid Engine directive (a
+# Jinja batch template, `#PBS -N {{job_name}}`, given unrendered), where no braces belong
+# (Flux's own `--output=o.{{id}}.log` templates are its scheduler's to fill)
+_DIRECTIVE_TEMPLATE = re.compile(r"(?m)^[ \t]*#(?:SBATCH|PBS|BSUB|\$)[^\n]*?"
                                  r"(\{\{[^}\n]*\}\}|\{%[^%\n]*%\})")
 PLACEHOLDER_ERROR = "workflow_placeholder"  # the kind of its validation error
 # a placeholder another workflow tool fills in (`{{ params.n }}`, `${{ inputs.mesh }}`,

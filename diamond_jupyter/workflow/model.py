@@ -5,7 +5,9 @@ Validation is pure (no site is contacted) and every problem is a BadInput naming
 upstream, an input naming its upstream's declared directory as a file (or a file as a
 directory), a site that is not configured, an unknown field, a bad path, a gang whose members
 depend on each other, a step script that does not parse, a name YAML read as a number, a
-list given as one value, a misspelt key or another tool's (named with the key meant); in
+list given as one value, a misspelt key or another tool's (named with the key meant), a
+script holding another tool's placeholder (`{{ params.n }}`, a Jinja template's
+`#PBS -N {{job_name}}`: never filled here); in
 the file itself, a key given twice, a second document, text that is not UTF-8, nesting too
 deep, a file too large, a quote, `{` or `[` never closed (the line it opened on), a value
 holding ': ' unquoted. A file's problems give the line of the field (`_line_note`).
@@ -61,6 +63,18 @@ _SHOWN = reprlib.Repr()
 _SHOWN.maxlevel, _SHOWN.maxlist, _SHOWN.maxstring, _SHOWN.maxother = 2, 4, 60, 60
 MAX_DEPTH = 64  # nesting of YAML collections (a workflow needs 5)
 _GLOB = re.compile(r"[*?\[]")
+# a template's `{{ name }}` or `{% tag %}` in a Slurm, PBS, LSF or Grid Engine directive (a
+# Jinja batch template, `#PBS -N {{job_name}}`, given unrendered), where no braces belong
+# (Flux's own `--output=o.{{id}}.log` templates are its scheduler's to fill)
+_DIRECTIVE_TEMPLATE = re.compile(r"(?m)^[ \t]*#(?:SBATCH|PBS|BSUB|\$)[^\n]*?"
+                                 r"(\{\{[^}\n]*\}\}|\{%[^%\n]*%\})")
+PLACEHOLDER_ERROR = "workflow_placeholder"  # the kind of its validation error
+# a placeholder another workflow tool fills in (`{{ params.n }}`, `${{ inputs.mesh }}`,
+# `{{ matrix.size }}`): never filled here. Go templates' `{{.Id}}` (docker --format) start
+# with a dot and are not one.
+_PLACEHOLDER = re.compile(r"\$?\{\{-?\s*(?:params|parameters|inputs|input|env|vars|matrix|"
+                          r"steps|workflow|secrets|outputs|var|item)(?:\.[A-Za-z0-9_-]+|"
+                          r"\[[^]\n]*\])*\s*-?\}\}")
 
 
 class _Strict(BaseModel):
@@ -595,6 +609,16 @@ class Step(_Strict):
     def _script(cls, v: str) -> str:
         if not v.strip():
             raise ValueError("the script is empty")
+        if found := _PLACEHOLDER.search(v) or _DIRECTIVE_TEMPLATE.search(v):
+            from pydantic_core import PydanticCustomError
+
+            # its own kind: a key not read beside it (`matrix:`, `params:`) is named first
+            raise PydanticCustomError(PLACEHOLDER_ERROR, "{said}", {"said": (
+                f"the script holds {found[found.lastindex or 0]!r}, a placeholder another "
+                "tool fills in (GitHub Actions, Argo, Airflow, a Jinja batch template): "
+                "nothing fills it here (a workflow file has no parameters or variables to "
+                "put in a script), so the job would run with it as written; write the value "
+                "itself, or set a shell variable in the script (export N=4, then $N)")})
         try:
             check_text("script", v, multiline=True)
         except BadInput as e:
@@ -1532,9 +1556,10 @@ def _node_at(lines: Callable[[], Any] | None, loc: tuple[Any, ...]) -> Any:
 
 def _first_error(errors: list[Any]) -> Any:
     """The error to name: the first, except that a misspelt key (`Name:`, `need:`) is named
-    rather than the key it leaves missing."""
+    rather than the key it leaves missing, and a key not read (`matrix:`) rather than the
+    placeholder its script uses (`${{ matrix.lr }}`)."""
     first = errors[0]
-    if first["type"] == "missing":
+    if first["type"] in ("missing", PLACEHOLDER_ERROR):
         parent = tuple(first["loc"][:-1])
         for err in errors:
             if err["type"] == "extra_forbidden" and tuple(err["loc"][:-1]) == parent:
@@ -1706,18 +1731,33 @@ _OPENERS = {"while scanning a quoted scalar": "the quoted value",
             "while parsing a flow sequence": "the `[`"}
 
 
+# PyYAML's words for a `{` or `[` met where a flow mapping's `,` or `}` was expected
+_FLOW_GOT_BRACKET = ("expected ',' or '}', but got '{'", "expected ',' or '}', but got '['")
+
+
 def _opened_hint(e: Any, text: str) -> str:
     """Where the error began when PyYAML's mark is only where it gave up: a quote, `{` or `[`
     opened lines before and never closed (its line said); a value holding ': ' unquoted
-    (the line shown quoted)."""
+    (the line shown quoted); a shell `${NAME}` unquoted inside `{ }` (the value shown
+    quoted)."""
     start, mark = getattr(e, "context_mark", None), getattr(e, "problem_mark", None)
     what = _OPENERS.get(getattr(e, "context", None) or "")
     if what and start is not None and mark is not None and start.line != mark.line:
         return (f" ({what} opened at line {start.line + 1}, column {start.column + 1} is "
                 "never closed before it)")
-    if getattr(e, "problem", None) != "mapping values are not allowed here" or mark is None:
+    problem = getattr(e, "problem", None)
+    if mark is None:
         return ""
     line = text.splitlines()[mark.line] if mark.line < len(text.splitlines()) else ""
+    if problem in _FLOW_GOT_BRACKET and line[mark.column - 1:mark.column] == "$":
+        # `{name: a, script_file: ${SCRIPTS}/a.sh}`: a shell variable's brace read as YAML's
+        key = re.search(r"([A-Za-z_]+):\s*\$$", line[:mark.column])
+        value = re.match(r"[^,}\s]*(?:\}[^,}\s]*)?", line[mark.column - 1:])
+        shown = f"{key[1]}: \"{value[0] if value else '${NAME}'}\"" if key else '"${NAME}"'
+        return (" (inside { } a value holding a shell variable's braces is quoted: "
+                f"{shown})")
+    if problem != "mapping values are not allowed here":
+        return ""
     key, sep, value = line.strip().removeprefix("- ").partition(": ")
     if not sep or not value.strip() or '"' in value or not _NAME.fullmatch(key):
         return " (a value holding ': ' must be quoted)"

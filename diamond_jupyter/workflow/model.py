@@ -34,7 +34,6 @@ from pydantic import (
     model_validator,
 )
 
-from ..dialects.scripts_common import BODY_FILE
 from ..model import MAX_COUNT, BadInput, JobSpec, JobState, check_text, copied
 from ..script_body import runs_commands
 from ..strict_yaml import (
@@ -688,8 +687,7 @@ class _Memo:
 ENGINE_FILES = {"job.sh": "the job's own script (job.sh, which the shell is reading)",
                 "stdout.log": "the job's own output (stdout.log, being written)",
                 "stderr.log": "the job's own error output (stderr.log, being written)",
-                "secret": "the job's key for its events (secret)",
-                BODY_FILE: f"the step's body ({BODY_FILE}, written after the inputs)"}
+                "secret": "the job's key for its events (secret)"}
 
 
 def _one_place_each(s: Step, k: int) -> None:

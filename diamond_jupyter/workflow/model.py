@@ -40,9 +40,8 @@ from ..strict_yaml import (
     NumberNotAsWritten,
     alias_hint,
     boolean_word,
-    compose,
     odd_blank_hint,
-    strict_load,
+    strict_read,
     tab_hint,
 )
 
@@ -1835,7 +1834,7 @@ def load_workflow(text_or_path: str | Path, *, sites: Iterable[str] | None = Non
         raise BadInput(f"{source}: more than {MAX_WORKFLOW_BYTES} bytes{too_big}")
     text = _json_blanks(_without_byte_order_marks(text, source))
     try:
-        data = strict_load(text, MAX_DEPTH)
+        data, tree = strict_read(text, MAX_DEPTH)  # the value, and its lines from one reading
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -1860,16 +1859,10 @@ def load_workflow(text_or_path: str | Path, *, sites: Iterable[str] | None = Non
     except RecursionError:
         raise BadInput(f"{source}: not valid YAML: nested too deeply (a workflow's "
                        "collections nest a few levels)") from None
-    def nodes() -> Any:  # asked only to say where a problem is
-        try:
-            return compose(text)
-        except (yaml.YAMLError, RecursionError):
-            return None
-
     base = text_or_path.expanduser().resolve().parent if isinstance(text_or_path, Path) \
         else None
     try:
-        return parse_workflow(data, sites=sites, source=source, lines=nodes, base=base,
+        return parse_workflow(data, sites=sites, source=source, lines=lambda: tree, base=base,
                               root=root)
     except BadInput as e:  # a no-break space read as text, not indentation: said where
         hint = odd_blank_hint(text, indentation_only=True)

@@ -91,6 +91,20 @@ def test_a_powered_down_node_boots_within_its_partitions_own_resume_timeout(
 
 
 
+def test_a_partitions_own_zero_timeout_is_its_own_not_the_sites():
+    """Review asked whether a partition's `ResumeTimeout=0` means "the site's". It does not:
+    scontrol prints a partition that sets none as GLOBAL (NO_VAL16 inside slurmctld), and
+    slurmctld gives a partition's nodes its own value, 0 too, taking the site's only where
+    no partition of the node set one. So bigmem's 0 s bounds l02's boot, not the site's
+    600 s."""
+    site = vega(parts=own_timeouts(bigmem=("0", "0")), states=BIGMEM_ASLEEP,
+                config="ResumeTimeout = 600 sec\n")
+    parts = {p.name: p for p in site[1].partitions}
+    assert (parts["bigmem"].resume_timeout_s, parts["bigmem"].suspend_timeout_s) == (0, 0)
+    p, said = placed("#SBATCH --mem=1500G -t 2:00:00", site)
+    assert round(starts_in(p) * 3600) == 0, said
+    assert any("within 0 s (their partition's own ResumeTimeout)" in n for n in notes(p)), said
+
 def test_a_node_powering_down_waits_for_its_partitions_own_suspend_and_resume_timeouts():
     """l02 is being powered down: no job there until it is off, within bigmem's own
     SuspendTimeout (120 s), and booted again, within its own ResumeTimeout (300 s):

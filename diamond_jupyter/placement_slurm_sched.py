@@ -14,7 +14,7 @@ import math
 from collections.abc import Collection
 from datetime import datetime
 
-from .model import JobSpec, JobState, Partition, SiteSnapshot, hms
+from .model import Job, JobSpec, JobState, Partition, SiteSnapshot, hms
 from .placement_fit import Req, time_limit
 from .placement_limits import job_qos
 from .placement_sim import Demand, held_reason
@@ -114,16 +114,24 @@ def unreserved_jobs(snap: SiteSnapshot, now: datetime) -> dict[str, str]:
     """The waiting jobs Slurm's backfill keeps no slot for, by native id, with why: their
     QOS has flag NoReserve, their priority (sprio) is below bf_min_prio_reserve, they
     have waited less than bf_min_age_reserve (since their submit, as squeue gives it), or
-    bf_job_part_count_reserve jobs of their partition come before them (in queue order,
-    held jobs not counted: the backfill does not plan them; nor those kept from a slot
-    for one of the reasons before: Slurm's backfill counts a job as it reserves its slot)."""
+    bf_job_part_count_reserve jobs of their partition come before them (by priority, as
+    the backfill takes them, highest first; in queue order where the snapshot has none or
+    two are equal; held jobs not counted: the backfill does not plan them; nor those kept
+    from a slot for one of the reasons before: Slurm's backfill counts a job as it
+    reserves its slot)."""
     out: dict[str, str] = {}
     least, young = snap.bf_min_prio_reserve, snap.bf_min_age_reserve_s
     top, ahead = snap.bf_job_part_count_reserve, dict[str, int]()
-    for j in snap.jobs:
-        if j.state != JobState.PENDING:
-            continue
-        prio = (snap.job_priorities or {}).get(j.native_id.split("_")[0])
+    known = snap.job_priorities or {}
+
+    def priority(j: Job) -> int | None:  # sprio's by job id; slurmrestd's by task id too
+        return known.get(j.native_id, known.get(j.native_id.split("_")[0]))
+
+    waiting = [j for j in snap.jobs if j.state == JobState.PENDING]
+    # a stable sort: the queue's own order kept among equals (slurmrestd lists by job id)
+    waiting.sort(key=lambda j: -p if (p := priority(j)) is not None else 1)
+    for j in waiting:
+        prio = priority(j)
         part = (j.partition or "").split(",")[0]
         if "noreserve" in _flags(snap, j.qos):
             out[j.native_id] = f"QOS {j.qos} NoReserve"

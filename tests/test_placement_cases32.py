@@ -90,6 +90,21 @@ def test_a_powered_down_node_boots_within_its_partitions_own_resume_timeout(
                f"take {seconds} s ({whose})" in n for n in notes(p)), said
 
 
+
+def test_a_partitions_own_zero_timeout_is_its_own_not_the_sites():
+    """Review asked whether a partition's `ResumeTimeout=0` means "the site's". It does not:
+    scontrol prints a partition that sets none as GLOBAL (NO_VAL16 inside slurmctld), and
+    slurmctld gives a partition's nodes its own value, 0 too, taking the site's only where
+    no partition of the node set one. So bigmem's 0 s bounds l02's boot, not the site's
+    600 s."""
+    site = vega(parts=own_timeouts(bigmem=("0", "0")), states=BIGMEM_ASLEEP,
+                config="ResumeTimeout = 600 sec\n")
+    parts = {p.name: p for p in site[1].partitions}
+    assert (parts["bigmem"].resume_timeout_s, parts["bigmem"].suspend_timeout_s) == (0, 0)
+    p, said = placed("#SBATCH --mem=1500G -t 2:00:00", site)
+    assert round(starts_in(p) * 3600) == 0, said
+    assert any("within 0 s (their partition's own ResumeTimeout)" in n for n in notes(p)), said
+
 def test_a_node_powering_down_waits_for_its_partitions_own_suspend_and_resume_timeouts():
     """l02 is being powered down: no job there until it is off, within bigmem's own
     SuspendTimeout (120 s), and booted again, within its own ResumeTimeout (300 s):
@@ -223,6 +238,21 @@ def test_a_waiting_job_that_keeps_no_slot_is_not_one_of_the_first_n_of_its_parti
         "404": "QOS scav NoReserve",
         "406": "after the first 1 waiting job of partition batch, bf_job_part_count_reserve=1"}
 
+
+
+def test_the_first_n_waiting_jobs_of_a_partition_are_taken_by_priority():
+    """Review: slurmrestd lists the jobs by job id; Slurm's backfill takes the waiting jobs
+    by priority. 900021 (priority 30) is the first of batch with bf_job_part_count_reserve
+    =1: 900020 (10) and 900022 (20) keep no slot. Before, 900020 (listed first) kept it."""
+    data = rest_recorded("jobs.json")
+    held = next(j for j in data["jobs"] if j["job_state"] == "PENDING")
+    data["jobs"] += [{**held, "job_id": 900020 + k, "priority": prio,
+                      "state_reason": "Priority"} for k, prio in enumerate((10, 30, 20))]
+    snap = rest_snapshot(data).model_copy(update={"bf_job_part_count_reserve": 1})
+    assert [j.native_id for j in snap.jobs if j.reason == "Priority"] == \
+        ["900020", "900021", "900022"]  # as slurmrestd lists them
+    after = "after the first 1 waiting job of partition batch, bf_job_part_count_reserve=1"
+    assert unreserved_jobs(snap, NOW) == {"900020": after, "900022": after}
 
 # ---- bf_max_job_user_part ---------------------------------------------------------------------
 

@@ -149,6 +149,21 @@ def test_yaml_syntax_errors_name_the_line(tmp_path):
         load_workflow(tmp_path / "missing.yaml")
 
 
+
+@pytest.mark.parametrize(("value", "said", "line"), [
+    ('    note: "\\uD800"\n', "steps['a'].note: unknown field", 6),
+    ('    retries: "\\uD800"\n', "steps['a'].retries", 6),
+])
+def test_a_file_only_libyaml_refuses_still_names_the_line(tmp_path, value, said, line):
+    """A lone surrogate escape (`"\\uD800"`): libyaml refuses it, PyYAML's own reader takes
+    it. Before: the lines were looked up in a second reading by libyaml, which failed, so
+    the error named no line. Now value and lines come from one reading."""
+    p = tmp_path / "w.yaml"
+    p.write_text("name: w\nsteps:\n  - name: a\n    site: alpha\n    script: ./x\n" + value)
+    with pytest.raises(BadInput) as e:
+        load_workflow(p, sites=SITES)
+    assert said in str(e.value) and str(e.value).endswith(f"(line {line})"), e.value
+
 def test_the_cli_exits_2_naming_the_problem(tmp_path, capsys):
     cfg = tmp_path / "sites.yaml"
     cfg.write_text(f"sites:\n  - name: alpha\n    transport: {{kind: ssh, host: 192.0.2.1}}\n"

@@ -543,15 +543,14 @@ async def test_an_input_in_other_alphabets_and_blanks_crosses_sites_by_its_exact
     ("{from: prep, path: job.sh}", "job.sh"),
     ("{from: prep, path: run.sh, as: job.sh}", "job.sh"),
     ("{from: prep, path: key, as: ./secret}", "secret"),
-    ("{from: prep, path: body.py, as: .diamond-step-body}", ".diamond-step-body"),
     ("{from: prep, path: logs/, as: stdout.log/}", "stdout.log"),
 ])
 def test_fault_an_input_landing_on_a_file_the_engine_keeps_is_refused(inp, dest):
     """A step's inputs are copied into its job's own directory, where the engine keeps the
     job's script (job.sh, which bash reads as it runs), its logs (stdout.log, stderr.log),
-    its key (secret) and a body in another language (.diamond-step-body). Before: `{from:
-    prep, path: stdout.log}`, the natural way to take the upstream's log, was copied over
-    the running job's own log, and `as: job.sh` over the script being run."""
+    its key (secret). Before: `{from: prep, path: stdout.log}`, the natural way to take the
+    upstream's log, was copied over the running job's own log, and `as: job.sh` over the
+    script being run."""
     msg = refused("name: w\nsteps:\n  - {name: prep, site: alpha, script: ./prep}\n"
                   f"  - {{name: use, site: alpha, needs: [prep], inputs: [{inp}], "
                   "script: ./use}\n")

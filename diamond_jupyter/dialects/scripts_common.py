@@ -811,7 +811,9 @@ def sh_quote(value: str) -> str:
 # interpreters that run shell lines (a preamble's `cd`, `module load`) as they are
 POSIX_SHELLS = {"sh", "bash", "dash", "ash", "ksh", "ksh93", "mksh", "pdksh", "zsh", "yash",
                 "posh"}
-BODY_FILE = ".diamond-step-body"  # where a body in another language is written, then run
+# where a body in another language is written, then run: a new file each run (mktemp's
+# template), so array tasks and jobs started in one directory never share one
+BODY_FILE = ".diamond-step-body"
 
 
 def runs_shell_lines(interpreter: str) -> bool:
@@ -834,8 +836,10 @@ def shell_program(interpreter: str) -> str:
 
 def shell_lines_then(lines: str, body: str, interpreter: str) -> str:
     """Bash text that runs `lines` (shell), then `body` with `interpreter` (Python, csh,
-    R): the body is written to BODY_FILE by a quoted here-document (nothing in it expanded)
-    whose end marker is no line of the body, and run from there."""
+    R): the body is written by a quoted here-document (nothing in it expanded) whose end
+    marker is no line of the body into a file of its own (BODY_FILE.XXXXXX, made by mktemp
+    in the directory the job runs in: array tasks and jobs started there each have theirs),
+    run from there, then removed; the job ends with the interpreter's exit status."""
     if not body.endswith("\n"):
         body += "\n"
     end, n = "DIAMOND_STEP_BODY", 0
@@ -843,7 +847,10 @@ def shell_lines_then(lines: str, body: str, interpreter: str) -> str:
         n += 1
         end = f"DIAMOND_STEP_BODY_{n}"
     run = " ".join(shlex.quote(w) for w in interpreter.split())
-    return f"{lines}cat > {BODY_FILE} <<'{end}'\n{body}{end}\nexec {run} {BODY_FILE}\n"
+    return (f"{lines}diamond_body=$(mktemp {BODY_FILE}.XXXXXX) || exit 1\n"
+            f"cat > \"$diamond_body\" <<'{end}'\n{body}{end}\n"
+            f"{run} \"$diamond_body\"\ndiamond_status=$?\n"
+            "rm -f -- \"$diamond_body\"\nexit $diamond_status\n")
 
 
 def assemble(spec: JobSpec, lines: list[str], preamble: list[str] | None = None, *,

@@ -897,6 +897,8 @@ class SlurmCommands(FailureReading, AccountingReach):
                 over_time_s=over_time_s(kv.get("OverTimeLimit")),
                 preempt_mode=clean(kv.get("PreemptMode")),
                 grace_time_s=known_count(kv.get("GraceTime")),
+                # GLOBAL (none set) reads as None; a 0 is the partition's own, which
+                # slurmctld gives its nodes in place of the site's (power_save.c)
                 resume_timeout_s=known_count(kv.get("ResumeTimeout")),
                 suspend_timeout_s=known_count(kv.get("SuspendTimeout")),
                 priority_tier=known_count(kv.get("PriorityTier"), bits=16),

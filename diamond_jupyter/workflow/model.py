@@ -36,16 +36,14 @@ from pydantic import (
     model_validator,
 )
 
-from ..dialects.scripts_common import BODY_FILE
 from ..model import MAX_COUNT, BadInput, JobSpec, JobState, check_text, copied
 from ..script_body import runs_commands
 from ..strict_yaml import (
     NumberNotAsWritten,
     alias_hint,
     boolean_word,
-    compose,
     odd_blank_hint,
-    strict_load,
+    strict_read,
     tab_hint,
 )
 
@@ -712,8 +710,7 @@ class _Memo:
 ENGINE_FILES = {"job.sh": "the job's own script (job.sh, which the shell is reading)",
                 "stdout.log": "the job's own output (stdout.log, being written)",
                 "stderr.log": "the job's own error output (stderr.log, being written)",
-                "secret": "the job's key for its events (secret)",
-                BODY_FILE: f"the step's body ({BODY_FILE}, written after the inputs)"}
+                "secret": "the job's key for its events (secret)"}
 
 
 def _one_place_each(s: Step, k: int) -> None:
@@ -1877,7 +1874,7 @@ def load_workflow(text_or_path: str | Path, *, sites: Iterable[str] | None = Non
         raise BadInput(f"{source}: more than {MAX_WORKFLOW_BYTES} bytes{too_big}")
     text = _json_blanks(_without_byte_order_marks(text, source))
     try:
-        data = strict_load(text, MAX_DEPTH)
+        data, tree = strict_read(text, MAX_DEPTH)  # the value, and its lines from one reading
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -1902,16 +1899,10 @@ def load_workflow(text_or_path: str | Path, *, sites: Iterable[str] | None = Non
     except RecursionError:
         raise BadInput(f"{source}: not valid YAML: nested too deeply (a workflow's "
                        "collections nest a few levels)") from None
-    def nodes() -> Any:  # asked only to say where a problem is
-        try:
-            return compose(text)
-        except (yaml.YAMLError, RecursionError):
-            return None
-
     base = text_or_path.expanduser().resolve().parent if isinstance(text_or_path, Path) \
         else None
     try:
-        return parse_workflow(data, sites=sites, source=source, lines=nodes, base=base,
+        return parse_workflow(data, sites=sites, source=source, lines=lambda: tree, base=base,
                               root=root)
     except BadInput as e:  # a no-break space read as text, not indentation: said where
         hint = odd_blank_hint(text, indentation_only=True)

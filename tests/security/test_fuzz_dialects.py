@@ -141,15 +141,17 @@ def _shell_lines_are_the_asked_ones(text: str, spec: JobSpec) -> None:
     if wrapped:  # an interpreter that reads no shell lines (`/0`, python): bash runs the
         # asked lines, then the body from a quoted here-document with that interpreter
         run = " ".join(shlex.quote(w) for w in spec.shell.split())
-        assert text.endswith(f"\nexec {run} {BODY_FILE}\n")
+        assert text.endswith(f'\n{run} "$diamond_body"\ndiamond_status=$?\n'
+                             'rm -f -- "$diamond_body"\nexit $diamond_status\n')
     else:
         assert text.startswith(f"#!{spec.shell}")
     for line in head.splitlines()[1:]:
         if not line.strip() or line.lstrip().startswith("#"):
             continue  # directives and comments: the shell never runs them
-        if wrapped and re.fullmatch(rf"cat > {re.escape(BODY_FILE)} <<'DIAMOND_STEP_BODY"
-                                    r"(_\d+)?'", line):
-            continue  # the here-document that holds the body, as written
+        if wrapped and (re.fullmatch(r"""cat > "\$diamond_body" <<'DIAMOND_STEP_BODY"""
+                                     r"(_\d+)?'", line)
+                        or line == f"diamond_body=$(mktemp {BODY_FILE}.XXXXXX) || exit 1"):
+            continue  # the body's own new file, then the here-document that holds it
         words = shlex.split(line)
         if words[:2] == ["module", "load"]:
             assert words[2:] in ([m] for m in spec.environment.modules)

@@ -1287,13 +1287,14 @@ class _Sim:
                 return None
             d.shares = shares
             return sorted(shares)
-        # the nodes both eligible and with free CPUs: the smaller set scanned (sorted after)
-        pool, other = (es, self.avail) if len(es) < len(self.avail) else (self.avail, es)
+        # the nodes both eligible and with free CPUs (the set intersection scans the
+        # smaller of the two), those with room kept (sorted after)
+        both = es.intersection(self.avail)
         if c == WHOLE:
             cc, cg = self.cap_c, self.cap_g
-            cand = [n for n in pool if n in other and fc[n] == cc[n] and fg[n] == cg[n]]
+            cand = [n for n in both if fc[n] == cc[n] and fg[n] == cg[n]]
         else:
-            cand = [n for n in pool if n in other and fc[n] >= c and fg[n] >= g]
+            cand = [n for n in both if fc[n] >= c and fg[n] >= g]
         if len(cand) < d.nodes:
             self.failed.add(key)
             return None

@@ -30,3 +30,20 @@ def test_running_jobs_of_every_queue_copy_hold_nodes_of_the_site_spread_over_its
     # the k-th copy's wide job holds the k-th copy's two CPU nodes
     wide = next(j for j in snap.running if j.native_id == "1016")
     assert wide.node_list == "c[3-4]"
+
+
+def test_the_profile_holds_the_decisions_and_not_the_parse():
+    """`--profile`: what a decision spends, without the parse done before it."""
+    import cProfile
+    import pstats
+
+    from benchmarks.place_latency import profile_report, recorded
+
+    prof = cProfile.Profile()
+    recorded(2, 1, 1, cpu=True, profile=prof)
+    called = {name for _, _, name in pstats.Stats(prof).stats}
+    assert {"place", "earliest_start"} <= called
+    assert "parse_snapshot" not in called
+    report = profile_report(prof, 5)
+    assert report.count("Ordered by: cumulative time") == 1
+    assert report.count("Ordered by: internal time") == 1

@@ -814,6 +814,11 @@ POSIX_SHELLS = {"sh", "bash", "dash", "ash", "ksh", "ksh93", "mksh", "pdksh", "z
 # where a body in another language is written, then run: a new file each run (mktemp's
 # template), so array tasks and jobs started in one directory never share one
 BODY_FILE = ".diamond-step-body"
+# opened read-write on a descriptor bash picks (10 or above), then removed: the body is
+# written through the descriptor and read back by its interpreter from /dev/fd/N (Linux
+# opens the file anew there, from its start)
+BODY_OPEN = ('exec {diamond_fd}<>"$diamond_body" && rm -f -- "$diamond_body" '
+             '|| exit 1')
 
 
 def runs_shell_lines(interpreter: str) -> bool:
@@ -838,8 +843,11 @@ def shell_lines_then(lines: str, body: str, interpreter: str) -> str:
     """Bash text that runs `lines` (shell), then `body` with `interpreter` (Python, csh,
     R): the body is written by a quoted here-document (nothing in it expanded) whose end
     marker is no line of the body into a file of its own (BODY_FILE.XXXXXX, made by mktemp
-    in the directory the job runs in: array tasks and jobs started there each have theirs),
-    run from there, then removed; the job ends with the interpreter's exit status."""
+    in the directory the job runs in: array tasks and jobs started there each have theirs).
+    The file is opened on a descriptor and removed before the body is written, then the
+    interpreter is `exec`ed on /dev/fd/N: it IS the batch shell, so a signal sent to that
+    shell alone (Slurm's --signal=B:USR1@60) reaches the body's own handler, the job ends
+    with the body's exit status, and no file is left whatever ends the job."""
     if not body.endswith("\n"):
         body += "\n"
     end, n = "DIAMOND_STEP_BODY", 0
@@ -848,9 +856,9 @@ def shell_lines_then(lines: str, body: str, interpreter: str) -> str:
         end = f"DIAMOND_STEP_BODY_{n}"
     run = " ".join(shlex.quote(w) for w in interpreter.split())
     return (f"{lines}diamond_body=$(mktemp {BODY_FILE}.XXXXXX) || exit 1\n"
-            f"cat > \"$diamond_body\" <<'{end}'\n{body}{end}\n"
-            f"{run} \"$diamond_body\"\ndiamond_status=$?\n"
-            "rm -f -- \"$diamond_body\"\nexit $diamond_status\n")
+            f"{BODY_OPEN}\n"
+            f"cat >&\"$diamond_fd\" <<'{end}' || exit 1\n{body}{end}\n"
+            f"exec {run} \"/dev/fd/$diamond_fd\"\n")
 
 
 def assemble(spec: JobSpec, lines: list[str], preamble: list[str] | None = None, *,

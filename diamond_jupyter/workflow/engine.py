@@ -290,7 +290,7 @@ def gate_spec(step_name: str, spec: JobSpec) -> JobSpec:
 def with_prologue(spec: JobSpec, lines: str) -> JobSpec:
     """`lines` (shell) run before the step's body. A body in another language (Python, csh,
     R: its shell or `#!` line says) is run by its interpreter after the lines, which bash
-    runs (`shell_lines_then`: from BODY_FILE)."""
+    runs (`shell_lines_then`: `exec`ed on the body's own removed file)."""
     if not lines:
         return spec
     body = spec.script if spec.script is not None else (spec.command or "") + "\n"

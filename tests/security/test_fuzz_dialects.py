@@ -20,7 +20,7 @@ from diamond_jupyter.dialects import get_script_dialect
 from diamond_jupyter.dialects.flux_commands import FluxCommands
 from diamond_jupyter.dialects.lsf_commands import LsfCommands
 from diamond_jupyter.dialects.pbs_commands import PbsCommands
-from diamond_jupyter.dialects.scripts_common import BODY_FILE, runs_shell_lines
+from diamond_jupyter.dialects.scripts_common import BODY_FILE, BODY_OPEN, runs_shell_lines
 from diamond_jupyter.dialects.sge_commands import SgeCommands
 from diamond_jupyter.dialects.slurm_commands import SlurmCommands
 from diamond_jupyter.model import BadInput, DiamondError, JobSpec, SiteError
@@ -141,17 +141,17 @@ def _shell_lines_are_the_asked_ones(text: str, spec: JobSpec) -> None:
     if wrapped:  # an interpreter that reads no shell lines (`/0`, python): bash runs the
         # asked lines, then the body from a quoted here-document with that interpreter
         run = " ".join(shlex.quote(w) for w in spec.shell.split())
-        assert text.endswith(f'\n{run} "$diamond_body"\ndiamond_status=$?\n'
-                             'rm -f -- "$diamond_body"\nexit $diamond_status\n')
+        assert text.endswith(f'\nexec {run} "/dev/fd/$diamond_fd"\n')
     else:
         assert text.startswith(f"#!{spec.shell}")
     for line in head.splitlines()[1:]:
         if not line.strip() or line.lstrip().startswith("#"):
             continue  # directives and comments: the shell never runs them
-        if wrapped and (re.fullmatch(r"""cat > "\$diamond_body" <<'DIAMOND_STEP_BODY"""
-                                     r"(_\d+)?'", line)
-                        or line == f"diamond_body=$(mktemp {BODY_FILE}.XXXXXX) || exit 1"):
-            continue  # the body's own new file, then the here-document that holds it
+        if wrapped and (re.fullmatch(r"""cat >&"\$diamond_fd" <<'DIAMOND_STEP_BODY"""
+                                     r"(_\d+)?' \|\| exit 1", line)
+                        or line in (f"diamond_body=$(mktemp {BODY_FILE}.XXXXXX) || exit 1",
+                                    BODY_OPEN)):
+            continue  # the body's own new file opened and removed, then the here-document
         words = shlex.split(line)
         if words[:2] == ["module", "load"]:
             assert words[2:] in ([m] for m in spec.environment.modules)

@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import re
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -223,14 +223,17 @@ class _Ops:
         each); their tokens are in flight meanwhile (no intent sweep looks them up). Each
         spec is checked and prepared for its site first (`Federation.prepare_reserved`), so
         its intent holds what its submit sends; one that fails to prepare is recorded as
-        given, and its submit prepares it again and fails as a single submit does."""
+        given, and its submit prepares it again and fails as a single submit does. Left by
+        anything else (a bug, a cancel, a failed write): none of the batch's prepared specs
+        is kept."""
         ready = []
-        for s in submits:
-            with contextlib.suppress(DiamondError):  # (said by its submit)
-                s = s._replace(spec=await self.fed.prepare_reserved(s.spec, s.site, s.token))
-            ready.append(s)
-        self.fed.journal.in_flight.update(s.token for s in submits)
         try:
+            for s in submits:
+                with contextlib.suppress(DiamondError):  # (said by its submit)
+                    s = s._replace(
+                        spec=await self.fed.prepare_reserved(s.spec, s.site, s.token))
+                ready.append(s)
+            self.fed.journal.in_flight.update(s.token for s in submits)
             await asyncio.to_thread(self.store.reserve_step_submits, workflow_id, ready,
                                     fence)
         except BaseException:
@@ -238,6 +241,12 @@ class _Ops:
             self.fed.drop_prepared(s.token for s in submits)
             raise
         await self.fed.journal.drain()
+
+    def forget_prepared(self, tokens: Iterable[str]) -> None:
+        """Reserved submits this engine will not send (its send loop left by a lost lease,
+        a cancel): their prepared specs are not kept; their intents stay for whoever takes
+        the workflow over (`_resubmit_lost`)."""
+        self.fed.drop_prepared(tokens)
 
     async def unreserve(self, token: str, reason: str) -> None:
         """A reserved submit that will not be sent: its intent closed as never submitted."""

@@ -9,17 +9,21 @@ queues what it is given (tests/local_slurm.py; no test bed)."""
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import pytest
+from lease_helpers import age_heartbeat
 from test_workflow_submit_batch import (
     WIDTH,
     _assert_each_step_submitted_once,
     _engine,
     _fan_out,
     _queue,
+    _queued_ids,
 )
 
+from diamond_jupyter import leases
 from diamond_jupyter.federation import Federation
 from diamond_jupyter.model import BadInput
 from diamond_jupyter.store import Store
@@ -116,3 +120,66 @@ def test_a_batch_of_step_updates_is_applied_in_order_with_its_events(tmp_path):
         store.update_steps(wid, [("a", {"phase": "done"}), ("nope", {"phase": "done"})])
     assert store.get_workflow(wid).step("a").phase == "queued"  # all or nothing
     store.close()
+
+
+async def test_a_batch_left_by_an_error_keeps_none_of_its_prepared_specs(
+        tmp_path, monkeypatch):
+    """Review: an error other than DiamondError while the batch is prepared (a bug, a
+    cancel) left the specs prepared before it held by the federation, for good."""
+    q = _queue(tmp_path)
+    prepare = Federation.prepare_reserved
+    prepared: list[str] = []
+
+    async def breaks_at_the_third(self, spec, site, token):
+        if len(prepared) == 2:
+            raise RuntimeError("broke while preparing")
+        prepared.append(token)
+        return await prepare(self, spec, site, token)
+    monkeypatch.setattr(Federation, "prepare_reserved", breaks_at_the_third)
+    fed = _engine(tmp_path, q)
+    try:
+        await fed.start(recover=False)
+        with contextlib.suppress(RuntimeError):  # (the engine may log it: "advance failed")
+            await fed.run_workflow(_fan_out(), origin={"face": "test"})
+        assert len(prepared) == 2 and len(_queued_ids(q)) == 1  # the top step only
+        assert fed._reserved_ready == {}
+        assert not set(prepared) & fed.journal.in_flight
+    finally:
+        await fed.close()
+
+
+async def test_a_batch_whose_lease_is_lost_while_sent_keeps_none_of_its_prepared_specs(
+        tmp_path, monkeypatch):
+    """Review: another engine takes the workflow over after the 3rd of the fan-out's
+    submits was sent: the send loop is left by LeaseLost, the steps not sent stay
+    "submitting" for the new owner, and their prepared specs were kept here for good."""
+    q = _queue(tmp_path)
+    fed = _engine(tmp_path, q)
+    transport = fed.sites["alpha"].transport
+    sent_once, sbatches = transport.run_fast, []
+    other = leases.new_engine_id()
+    leases.register(other)
+
+    async def run_fast(argv, **kw):
+        res = await sent_once(argv, **kw)
+        if argv and argv[0] == "sbatch" and "--parsable" in argv:
+            sbatches.append(argv)
+            if len(sbatches) == 4:  # the top step's, then the fan-out's 3rd: taken over
+                leases.beat(fed.store.beats, other)
+                age_heartbeat(fed.store, fed.engine_id)
+                wid = fed.store.list_workflows()[0].id
+                assert fed.store.claim_workflow(wid, other) is not None
+        return res
+    monkeypatch.setattr(transport, "run_fast", run_fast)
+    try:
+        await fed.start(recover=False)
+        with contextlib.suppress(leases.LeaseLost):  # (the engine may drop it quietly)
+            await fed.run_workflow(_fan_out(), origin={"face": "test"})
+        wid = fed.store.list_workflows()[0].id
+        steps = fed.store.get_workflow(wid).steps
+        assert len(sbatches) == 4 and [s.phase for s in steps].count("submitting") > 0
+        assert fed._reserved_ready == {}
+    finally:
+        monkeypatch.undo()
+        await fed.close()
+        leases.unregister(other)

@@ -182,7 +182,8 @@ class WorkflowOps(Protocol):
         ...
     # optional: `reserve_submits(workflow_id, [StepSubmit], fence)` records a batch of
     # steps' submits in one durable write, each then sent by `submit(..., reserved=True)`;
-    # `unreserve(token, reason)` closes one not sent. Without them each step is recorded alone.
+    # `unreserve(token, reason)` closes one not sent; `forget_prepared(tokens)` drops what was
+    # prepared for those left unsent otherwise. Without them each step is recorded alone.
     async def cancel(self, job: Job) -> None: ...
     async def release(self, job: Job) -> None: ...
     async def refresh(self, job: Job) -> Job: ...
@@ -1366,6 +1367,10 @@ class WorkflowEngine:
                                 left.token, "the workflow stopped before this step's submit")
                     return
                 await self._send(rec, wf, p, reserved=True, sent=sent)
+        except BaseException:  # a lost lease, a cancel: those not sent stay "submitting"
+            self.ops.forget_prepared(  # type: ignore[attr-defined]
+                [left.token for left in batch])  # (a sent one's was dropped by its submit)
+            raise
         finally:
             # a stop meanwhile recorded these steps itself (their jobs cancelled); a lease
             # lost leaves them "submitting" to the engine that took the workflow over

@@ -48,16 +48,19 @@ export function fmtPredictedStart(
   return `${text} (90%: < ${fmtWait((bound - now) / 1000)})`;
 }
 
-/** What a predicted start rests on, for a tooltip. */
-export function predictionSource(p: { source?: string | null } | null | undefined): string {
+/** What a predicted start rests on, for a tooltip: a 90% bound is named only when there is
+ * one, "calibrated" only when the placement says so. */
+export function predictionSource(
+  p: { source?: string | null; bound?: string | null } | null | undefined
+): string {
   switch (p?.source) {
     case 'scheduler':
       return "predicted start: the scheduler's own estimate (no calibration samples yet)";
     case 'simulation':
       return 'predicted start: simulated from the queue and walltime requests';
-    default:
-      return 'predicted start: calibrated estimate (90% upper bound)';
   }
+  const kind = p?.source === 'calibrated' ? 'calibrated estimate' : 'estimate';
+  return p?.bound ? `predicted start: ${kind} (90% upper bound)` : `predicted start: ${kind}`;
 }
 
 export function fmtDuration(seconds: number | null | undefined): string {

@@ -23,6 +23,7 @@ from diamond_jupyter.store import Store
 
 pytest_plugins = ("pytest_jupyter.jupyter_server", "server_conftest")
 user, shell, jp_server_config, rest = sweep_helpers.FACES_FIXTURES
+LISTS = "(`diamond jobs` lists the known ones)"  # the hint after an unknown id
 NAME = "Lösung-β 計算 🚀"  # a job name a new user writes in their own language
 
 
@@ -47,11 +48,46 @@ def test_fault_several_ids_are_each_cancelled_and_the_wrong_ones_named(user):
     assert lines[-1] == "diamond: 2 of 4 jobs cancelled; 2 not: alpha:99, beta:1", lines
 
 
-def test_fault_several_ids_with_json_are_a_list_of_the_jobs_cancelled(user):
+def test_fault_several_ids_with_json_are_the_jobs_cancelled_and_none_failed(user):
     user.job("alpha:71", JobState.RUNNING)
     user.job("alpha:72", JobState.PENDING)
     res = user.run("cancel", "alpha:71", "alpha:72", "--json", code=0)
-    assert [j["id"] for j in json.loads(res.stdout)] == ["alpha:71", "alpha:72"]
+    reply = json.loads(res.stdout)
+    assert [j["id"] for j in reply["cancelled"]] == ["alpha:71", "alpha:72"], reply
+    assert reply["failed"] == [], reply
+
+
+def test_fault_several_ids_with_json_name_each_failed_one_with_its_reason(user):
+    """Was: a list of the jobs cancelled alone, the ids that failed on stderr only, without
+    the {"reason", "message"} a --json error promises."""
+    user.job("alpha:71", JobState.RUNNING)
+    user.job("ghost:5", JobState.RUNNING)  # its site does not answer
+    res = user.run("cancel", "alpha:71", "alpha:99", "ghost:5", "--json", code=2)
+    reply = json.loads(res.stdout)
+    assert [j["id"] for j in reply["cancelled"]] == ["alpha:71"], reply
+    assert _scancels(user) == ["scancel 71"]
+    bad, down = reply["failed"]
+    assert bad == {"job": "alpha:99", "reason": "bad-input",
+                   "message": f"no job 'alpha:99' in the store {LISTS}"}, bad
+    assert (down["job"], down["reason"]) == ("ghost:5", "failed"), down
+    assert "ghost" in down["message"], down
+    for failed in reply["failed"]:  # stderr says the same
+        assert f"diamond: {failed['job']}: {failed['message']}" in res.stderr, res.stderr
+
+
+def test_fault_several_ids_all_wrong_with_json_are_each_named(user):
+    """Was `[]`: nothing said on stdout of why."""
+    res = user.run("cancel", "alpha:1", "alpha:2", "--json", code=2)
+    assert json.loads(res.stdout) == {"cancelled": [], "failed": [
+        {"job": f"alpha:{n}", "reason": "bad-input",
+         "message": f"no job 'alpha:{n}' in the store {LISTS}"} for n in (1, 2)]}
+    assert _scancels(user) == []
+
+
+def test_one_wrong_id_with_json_is_still_the_error(user):
+    """(guard) one id keeps the shape of every --json error."""
+    assert user.refused("cancel", "alpha:1", "--json") == \
+        f"diamond: no job 'alpha:1' in the store {LISTS}"
 
 
 def test_one_id_with_json_is_still_the_job(user):
@@ -110,6 +146,8 @@ def test_every_subcommands_help_names_json_and_config():
 def test_the_help_on_the_terminal_ends_with_the_exit_statuses(user):
     out = user.run("cancel", "--help", code=0).stdout
     assert "several cancel each" in " ".join(out.split())
+    assert '{"cancelled": [jobs], "failed": [{"job", "reason", "message"}]}' in \
+        " ".join(out.split()), out
     assert " ".join(out.split()).endswith('With --json an error is also {"reason", '
                                           '"message"} on stdout.'), out
 

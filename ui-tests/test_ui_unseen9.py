@@ -59,16 +59,24 @@ PREDICTED = _job("alpha:40", "queued-calibrated", "PENDING", minutes_ago=2, pred
     "at": (NOW + timedelta(minutes=30)).isoformat(),
     "bound": (NOW + timedelta(minutes=90)).isoformat(),
     "source": "calibrated", "text": "≈ 30 min (90%: < 1.5 h)"})
+UNBOUNDED = _job("alpha:44", "queued-no-bound", "PENDING", minutes_ago=2, predicted_start={
+    "at": (NOW + timedelta(minutes=30)).isoformat(), "bound": None, "source": None,
+    "text": "≈ 30 min"})
 LONG_NAME = "long-" + "".join(f"{i:03d}segment" for i in range(20))[:195]
 LONG = _job("cluster-03:41", LONG_NAME, minutes_ago=5)
 CARD = _job("cluster-05:42", "card", minutes_ago=8)
-JOBS = [*SAME_INSTANTS, PREDICTED, LONG, CARD]
+JOBS = [*SAME_INSTANTS, PREDICTED, UNBOUNDED, LONG, CARD]
 STEP_STATES = ["COMPLETED"] * 12 + ["RUNNING"] * 5 + ["PENDING"] * 8
 WORKFLOW = {"id": "wf-25", "name": "twenty-five", "state": "RUNNING", "reason": None,
             "steps": [{"name": f"step-{i:02d}", "site": MANY[i % len(MANY)], "job": None,
                        "state": state, "needs": [] if i == 0 else [f"step-{(i - 1) // 3:02d}"],
                        "attempt": 0, "reason": None}
                       for i, state in enumerate(STEP_STATES)]}
+# step states as a hostile or future server may name them: `__proto__` is a state like any
+ODD_STATES = {"id": "wf-odd", "name": "odd-states", "state": "RUNNING", "reason": None,
+              "steps": [{"name": f"odd-{i}", "site": "alpha", "job": None, "state": state,
+                         "needs": [], "attempt": 0, "reason": None}
+                        for i, state in enumerate(["__proto__", "RUNNING", "__proto__"])]}
 
 
 class Wire(WireBase):
@@ -95,7 +103,7 @@ class Wire(WireBase):
         elif path == "jobs":
             self.fulfill_json(route, {"jobs": [], "total": len(self.jobs)})
         elif path == "workflows":
-            self.fulfill_json(route, {"workflows": [WORKFLOW]})
+            self.fulfill_json(route, {"workflows": [WORKFLOW, ODD_STATES]})
         else:
             self.answer_idle(route, path)
 
@@ -167,6 +175,21 @@ def test_a_queued_jobs_calibrated_start_and_its_basis_are_in_plain_view(page):
     assert page.diamond_errors == []
 
 
+def test_a_start_predicted_without_a_bound_is_not_said_to_have_one(page):
+    """Was "calibrated estimate (90% upper bound)" for a start of no known source and no
+    bound: its card says an estimate, no bound, and its row no 90% figure."""
+    row = job_row(page, UNBOUNDED["id"])
+    row.scroll_into_view_if_needed()
+    expect(row.locator("[data-diamond-predicted]")).to_have_text(
+        re.compile(r"^starts ≈ (29|30) min$"))
+    row.locator(".jp-diamond-job-main").click()
+    basis = row.locator("[data-diamond-predicted-basis]")
+    expect(basis).to_have_text("predicted start: estimate")
+    row.locator(".jp-diamond-job-main").click()
+    expect(basis).to_have_count(0)
+    assert page.diamond_errors == []
+
+
 # -- many sites, many steps, a long name --------------------------------------------------
 
 def test_thirty_three_sites_scroll_inside_the_sidebar_without_breaking_it(page):
@@ -209,6 +232,15 @@ def test_a_workflow_of_25_steps_counts_them_and_keeps_each_readable(page):
     }""")
     assert found == {"cut": [], "over": []}
     _no_overflow(page)
+    assert page.diamond_errors == []
+
+
+def test_a_step_state_named_proto_is_counted_like_any_other(page):
+    """Was "3 steps: 1 RUNNING": the counts were a plain object, `__proto__` dropped."""
+    card = sidebar_panel(page).locator(f'[data-diamond-workflow="{ODD_STATES["id"]}"]')
+    card.scroll_into_view_if_needed()
+    expect(card.locator("[data-diamond-step-count]")).to_have_text(
+        "3 steps: 2 __proto__, 1 RUNNING")
     assert page.diamond_errors == []
 
 

@@ -243,8 +243,9 @@ def cmd_cancel(args: argparse.Namespace) -> int:
     """`diamond cancel JOB [JOB ...]`: each job cancelled in the order given (an id given
     twice once); an id that names no job, or whose site fails, is said on stderr and the
     others are still cancelled. Exit 0 when each was; else 2 when an id was bad input, 1
-    when only a site failed. --json: the Job for one id, a list of the Jobs cancelled for
-    several."""
+    when only a site failed. --json: for one id the Job (or the error's {"reason",
+    "message"}); for several one object, {"cancelled": [Job ...], "failed": [{"job",
+    "reason", "message"} ...]}."""
     from ..federation import Federation
 
     ids = list(dict.fromkeys(args.jobs))
@@ -261,8 +262,15 @@ def cmd_cancel(args: argparse.Namespace) -> int:
                 failed.append((job_id, e))
         return done, failed
     done, failed = asyncio.run(with_fed(args, go))
+
+    def said(text: str) -> str:  # an id typed may hold a secret of the environment
+        return one_line(Federation.error_said(BadInput(text)))
     if args.json and len(ids) > 1:
-        out(args, [job_json(job) for _, job in done])
+        out(args, {"cancelled": [job_json(job) for _, job in done],
+                   "failed": [{"job": said(job_id),
+                               "reason": "bad-input" if isinstance(e, BadInput) else "failed",
+                               "message": said(Federation.error_said(e))}
+                              for job_id, e in failed]})
     for before, job in done:
         if not args.json or len(ids) == 1:
             out(args, job_json(job), job_line(job))
@@ -273,8 +281,8 @@ def cmd_cancel(args: argparse.Namespace) -> int:
         if note:
             print(visible(f"diamond: {note}"), file=sys.stderr)
 
-    def shown(line: str) -> str:  # an id typed may hold a secret of the environment
-        return visible(f"diamond: {one_line(Federation.error_said(BadInput(line)))}")
+    def shown(line: str) -> str:
+        return visible(f"diamond: {said(line)}")
     for job_id, e in failed:
         print(shown(f"{job_id}: {Federation.error_said(e)}"), file=sys.stderr)
     if failed:
@@ -526,7 +534,8 @@ def add_job_commands(add: Adder) -> None:
     p = add("cancel", cmd_cancel, "cancel jobs")
     p.add_argument("jobs", nargs="+", metavar="JOB",
                    help=job_help + "; several cancel each (an unknown one is said, the "
-                   "others still cancelled; exit 2 then)")
+                   "others still cancelled; exit 2 then). --json: one id, the job; several, "
+                   '{"cancelled": [jobs], "failed": [{"job", "reason", "message"}]}')
     for name, fn, help in (("status", cmd_status, "a job's state"),
                            ("release", cmd_release, "release a job submitted with --hold "
                             "(one whose stage-in copies: once its input has arrived)")):

@@ -83,15 +83,20 @@ REQ = 32768  # one SFTP read request
 def opened_in(sftp: paramiko.SFTPClient, f: paramiko.SFTPFile, path: str, within: str
               ) -> None:
     """LeftItsDirectory unless the file `f`, opened at `path`, is still a regular file there
-    (not a link), its directory (links resolved) is in `within`, and the file opened is the
-    one that path names (same size and time): SFTP opens follow links, so this is checked
-    just after the open, before a byte is read."""
-    now, opened = sftp.lstat(path), f.stat()
+    (not a link), its directory (links resolved) is in `within`, and the path still names
+    the file opened: SFTP opens follow links, so this is checked just after the open, before
+    a byte is read. The file is stat'ed before its path, so a file still being written (a
+    running job's log) may have grown in between; only a path now naming something smaller
+    or older than what was opened counts as swapped."""
+    opened = f.stat()
+    now = sftp.lstat(path)
     if now.st_mode is None or not stat_mod.S_ISREG(now.st_mode):
         raise LeftItsDirectory(f"{path} is a symbolic link or no longer a file")
     if not inside(sftp.normalize(posixpath.dirname(path)), sftp.normalize(within)):
         raise LeftItsDirectory(f"{path} is reached through a link out of {within}")
-    if (now.st_size, now.st_mtime) != (opened.st_size, opened.st_mtime):
+    grew = [(now_v or 0) >= (opened_v or 0) for now_v, opened_v in
+            ((now.st_size, opened.st_size), (now.st_mtime, opened.st_mtime))]
+    if not all(grew):
         raise LeftItsDirectory(f"{path} was swapped for another file as it was opened")
 
 

@@ -118,7 +118,8 @@ export function useWorkflows(
 
 /** How many of `steps` are in each state. */
 function stepStates(steps: IWorkflowStep[]): Record<string, number> {
-  const states: Record<string, number> = {};
+  // no prototype: a state named `__proto__` (the wire's text) is counted like any other
+  const states: Record<string, number> = Object.create(null);
   for (const s of steps) {
     states[s.state] = (states[s.state] ?? 0) + 1;
   }

@@ -416,3 +416,64 @@ async def test_over_real_ssh_a_result_file_that_is_a_link_when_opened_is_not_cop
     finally:
         await t.run(["rm", "-rf", d[2:]])
         await t.close()
+
+
+async def test_fault_over_real_ssh_a_log_growing_as_it_is_fetched_is_copied(sshd, tmp_path,
+                                                                            monkeypatch):
+    """Was: a running job's log, appended to between the check's two stat requests, was
+    skipped as "became a symbolic link" (sizes compared for equality). Every stat request
+    here first appends a line through the real sshd, as a job writing its log would: the
+    file is copied as it stood when read. A path swapped for a smaller file after the open
+    is still refused."""
+    import secrets
+
+    import paramiko
+    from test_transport_ssh import ssh
+
+    t = ssh(sshd)
+    d = f"~/dj-{secrets.token_hex(4)}"
+    log = f"{d[2:]}/job/log.txt"  # SFTP resolves a relative path from the login directory
+    real_lstat, real_fstat = paramiko.SFTPClient.lstat, paramiko.SFTPFile.stat
+
+    appending: list[bool] = []
+
+    def append(sftp: paramiko.SFTPClient) -> None:
+        if not appending:  # the append's own requests add nothing
+            appending.append(True)
+            with sftp.open(log, "ab") as f:
+                f.write(b"one more line\n")
+            appending.clear()
+
+    def lstat_after_growth(self, path):
+        append(self)
+        return real_lstat(self, path)
+
+    def fstat_after_growth(self):
+        append(self.sftp)
+        return real_fstat(self)
+
+    try:
+        await t.put_bytes(b"start\n", f"{d}/job/log.txt", mode=0o644)
+        monkeypatch.setattr(paramiko.SFTPClient, "lstat", lstat_after_growth)
+        monkeypatch.setattr(paramiko.SFTPFile, "stat", fstat_after_growth)
+        await t.get_file(f"{d}/job/log.txt", str(tmp_path / "log"), within=f"{d}/job")
+        monkeypatch.undo()
+        got = (tmp_path / "log").read_bytes()
+        await t.get_file(f"{d}/job/log.txt", str(tmp_path / "now"), within=f"{d}/job")
+        now = (tmp_path / "now").read_bytes()
+        assert now == got and got.startswith(b"start\none more line\none more line\n"), got
+
+        def fstat_then_swapped(self):
+            opened = real_fstat(self)
+            self.sftp.posix_rename(f"{d[2:]}/job/small.txt", log)
+            return opened
+
+        await t.put_bytes(b"x", f"{d}/job/small.txt", mode=0o644)
+        monkeypatch.setattr(paramiko.SFTPFile, "stat", fstat_then_swapped)
+        with pytest.raises(LeftItsDirectory, match="swapped"):
+            await t.get_file(f"{d}/job/log.txt", str(tmp_path / "k"), within=f"{d}/job")
+        assert not (tmp_path / "k").exists()
+    finally:
+        monkeypatch.undo()
+        await t.run(["rm", "-rf", d[2:]])
+        await t.close()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timedelta, timezone
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from playwright.sync_api import Page, expect
@@ -29,7 +30,6 @@ from sidebar_lab import (
 from test_sidebar import open_sidebar
 from wire_helpers import WireBase, healthy_site
 
-NOW = datetime.now(timezone.utc).replace(microsecond=0)
 LAST_SEQ = 500
 ZONES = {"tokyo": "Asia/Tokyo", "denver": "America/Denver", "alpha": "UTC"}
 # 30 sites besides the three above: the list scrolls inside the sidebar
@@ -37,35 +37,58 @@ MANY = [f"cluster-{i:02d}" for i in range(30)]
 SITES = [*ZONES, *MANY]
 
 
-def _at(minutes_ago: int, zone: str = "UTC") -> str:
-    """NOW - `minutes_ago`, written with `zone`'s offset (as a site's local clock says it)."""
-    return (NOW - timedelta(minutes=minutes_ago)).astimezone(ZoneInfo(zone)).isoformat()
+def _now() -> datetime:
+    return datetime.now(timezone.utc).replace(microsecond=0)
 
 
-def _job(job_id: str, name: str, state: str = "RUNNING", minutes_ago: int = 10, **more) -> dict:
+def _at(now: datetime, minutes_ago: int, zone: str = "UTC") -> str:
+    """`now` - `minutes_ago`, written with `zone`'s offset (as a site's local clock says it)."""
+    return (now - timedelta(minutes=minutes_ago)).astimezone(ZoneInfo(zone)).isoformat()
+
+
+def _job(now: datetime, job_id: str, name: str, state: str = "RUNNING", minutes_ago: int = 10,
+         **more) -> dict:
     site, native = job_id.rsplit(":", 1)
     zone = ZONES.get(site, "UTC")
     return {"id": job_id, "site": site, "native_id": native, "name": name, "state": state,
-            "submitted_at": _at(minutes_ago, zone),
-            "started_at": None if state == "PENDING" else _at(minutes_ago - 4, zone),
+            "submitted_at": _at(now, minutes_ago, zone),
+            "started_at": None if state == "PENDING" else _at(now, minutes_ago - 4, zone),
             "ended_at": None, "exit_code": None, "reason": None, "placement": None,
             "origin": None, **more}
 
 
-# the same instants on three sites' clocks: queued 30 min ago, running 26 min ago
-SAME_INSTANTS = [_job(f"{site}:{i}", f"same-{site}", minutes_ago=30)
-                 for i, site in enumerate(ZONES, start=1)]
-PREDICTED = _job("alpha:40", "queued-calibrated", "PENDING", minutes_ago=2, predicted_start={
-    "at": (NOW + timedelta(minutes=30)).isoformat(),
-    "bound": (NOW + timedelta(minutes=90)).isoformat(),
-    "source": "calibrated", "text": "≈ 30 min (90%: < 1.5 h)"})
-UNBOUNDED = _job("alpha:44", "queued-no-bound", "PENDING", minutes_ago=2, predicted_start={
-    "at": (NOW + timedelta(minutes=30)).isoformat(), "bound": None, "source": None,
-    "text": "≈ 30 min"})
+def _jobs(now: datetime) -> dict[str, Any]:
+    """The records' jobs, their times counted from `now`: built when a page is served, not
+    when the module is read (a whole suite reached this file 38 min after collecting it,
+    when a start predicted 30 min ahead had passed)."""
+    return {
+        # the same instants on three sites' clocks: queued 30 min ago, running 26 min ago
+        "same": [_job(now, f"{site}:{i}", f"same-{site}", minutes_ago=30)
+                 for i, site in enumerate(ZONES, start=1)],
+        "predicted": _job(now, "alpha:40", "queued-calibrated", "PENDING", minutes_ago=2,
+                          predicted_start={
+                              "at": (now + timedelta(minutes=30)).isoformat(),
+                              "bound": (now + timedelta(minutes=90)).isoformat(),
+                              "source": "calibrated", "text": "≈ 30 min (90%: < 1.5 h)"}),
+        "unbounded": _job(now, "alpha:44", "queued-no-bound", "PENDING", minutes_ago=2,
+                          predicted_start={
+                              "at": (now + timedelta(minutes=30)).isoformat(), "bound": None,
+                              "source": None, "text": "≈ 30 min"}),
+        "long": _job(now, "cluster-03:41", LONG_NAME, minutes_ago=5),
+        "card": _job(now, "cluster-05:42", "card", minutes_ago=8),
+    }
+
+
+def _all_jobs(now: datetime) -> list[dict]:
+    j = _jobs(now)
+    return [*j["same"], j["predicted"], j["unbounded"], j["long"], j["card"]]
+
+
 LONG_NAME = "long-" + "".join(f"{i:03d}segment" for i in range(20))[:195]
-LONG = _job("cluster-03:41", LONG_NAME, minutes_ago=5)
-CARD = _job("cluster-05:42", "card", minutes_ago=8)
-JOBS = [*SAME_INSTANTS, PREDICTED, UNBOUNDED, LONG, CARD]
+_AT_READ = _jobs(_now())  # the jobs' ids and names, for the tests
+SAME_INSTANTS = _AT_READ["same"]
+PREDICTED, UNBOUNDED = _AT_READ["predicted"], _AT_READ["unbounded"]
+LONG, CARD = _AT_READ["long"], _AT_READ["card"]
 STEP_STATES = ["COMPLETED"] * 12 + ["RUNNING"] * 5 + ["PENDING"] * 8
 WORKFLOW = {"id": "wf-25", "name": "twenty-five", "state": "RUNNING", "reason": None,
             "steps": [{"name": f"step-{i:02d}", "site": MANY[i % len(MANY)], "job": None,
@@ -86,7 +109,7 @@ class Wire(WireBase):
 
     def __init__(self, page: Page) -> None:
         super().__init__(page)
-        self.jobs = [dict(j) for j in JOBS]
+        self.jobs = _all_jobs(_now())
 
     def _answer(self, route) -> None:
         path, query = self.request_of(route)
@@ -307,17 +330,18 @@ def test_a_state_event_before_its_submits_shows_one_row_in_the_later_state(page)
     wire = page.diamond_wire
     provisional = "tokyo:pending-tok9"
     wire.send("job-state", {"kind": "job.submitted", "job_id": provisional, "previous": None,
-                            "state": "SUBMITTING", "at": _at(1), "site": "tokyo",
+                            "state": "SUBMITTING", "at": _at(_now(), 1), "site": "tokyo",
                             "name": "raced"})
     expect(_rows_of(page, provisional)).to_have_count(1)
     job_id = "tokyo:901"
     # the store's record once both are in (a later state read lists it)
-    wire.jobs.insert(0, _job(job_id, "raced", minutes_ago=1))
+    wire.jobs.insert(0, _job(_now(), job_id, "raced", minutes_ago=1))
     wire.send("job-state", {"kind": "job.updated", "job_id": job_id, "site": "tokyo",
-                            "state": "RUNNING", "previous": "PENDING", "at": _at(0, "Asia/Tokyo")})
+                            "state": "RUNNING", "previous": "PENDING",
+                            "at": _at(_now(), 0, "Asia/Tokyo")})
     wire.send("job-state", {"kind": "job.submitted", "job_id": job_id,
                             "previous_id": provisional, "state": "PENDING", "previous": None,
-                            "at": _at(1, "Asia/Tokyo"), "site": "tokyo", "name": "raced"})
+                            "at": _at(_now(), 1, "Asia/Tokyo"), "site": "tokyo", "name": "raced"})
     rows = sidebar_panel(page).locator("li[data-diamond-job]", has_text="raced")
     expect(rows).to_have_count(1)
     expect(rows).to_have_attribute("data-diamond-job", job_id)
@@ -345,7 +369,7 @@ def test_the_sidebar_closed_and_opened_again_keeps_one_stream_and_one_row_each(p
     assert len(wire.open_sockets()) == sockets
     emission = wire.send("job-state", {"kind": "job.updated", "job_id": CARD["id"],
                                        "site": CARD["site"], "state": "COMPLETED",
-                                       "previous": "RUNNING", "at": _at(0), "exit_code": 0})
+                                       "previous": "RUNNING", "at": _at(_now(), 0), "exit_code": 0})
     expect(job_row(page, CARD["id"])).to_have_attribute("data-diamond-state", "COMPLETED")
     lines = panel.locator('[data-diamond-event="job.updated"]', has_text=CARD["id"])
     expect(lines.first).to_be_attached()

@@ -61,6 +61,13 @@ def test_the_job_ends_with_the_status_of_its_body(shell: str, tmp_path: Path):
     assert not list(tmp_path.glob(".diamond-step-body*"))
 
 
+def _signals_as_slurm_leaves_them() -> None:
+    """The batch shell starts with SIGINT handled by default, as slurmstepd starts it; a test
+    run in the background of a script (`./scripts/test.sh`) inherits SIGINT ignored, which a
+    csh cannot catch again."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 # bodies that save a checkpoint on the signal sent to the batch shell, then end with 0; csh
 # catches no signal but SIGINT (`onintr`), which Slurm's --signal=B:INT@60 sends as well
 CSH_SAVES = ('onintr saved\necho ready\nset go = "$<"\necho not reached\nexit 1\n'
@@ -82,6 +89,7 @@ def test_a_signal_to_the_batch_shell_reaches_the_bodys_own_handler(
     assert script.startswith("#!/bin/bash\n"), script
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
     with subprocess.Popen(["bash", "-c", script], cwd=tmp_path, env=env, text=True,
+                          preexec_fn=_signals_as_slurm_leaves_them,
                           stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE) as batch_shell:
         assert batch_shell.stdout is not None and batch_shell.stdout.readline() == "ready\n"
